@@ -1,0 +1,48 @@
+"""Request dependencies: the services built by `create_app`, the caller, the raw body."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from fastapi import Depends, Request
+
+from lockstep.auth.tokens import Principal, TokenAuthority
+from lockstep.domain.errors import Unauthenticated
+from lockstep.services.identity import IdentityService
+from lockstep.services.organization import OrganizationService
+from lockstep.services.workloads import WorkloadService
+
+
+@dataclass(frozen=True, slots=True)
+class Services:
+    workloads: WorkloadService
+    organization: OrganizationService
+    identity: IdentityService
+    tokens: TokenAuthority
+    version: str
+
+
+def _services(request: Request) -> Services:
+    services: Services = request.app.state.services
+    return services
+
+
+async def _caller(request: Request) -> Principal:
+    header = request.headers.get("authorization")
+    if not header:
+        raise Unauthenticated("a bearer token is required: send 'Authorization: Bearer <token>'")
+    scheme, _, token = header.partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise Unauthenticated("the Authorization header must be 'Bearer <token>'")
+    services: Services = request.app.state.services
+    return services.tokens.verify(token.strip())
+
+
+async def _body(request: Request) -> bytes:
+    return await request.body()
+
+
+ServicesDep = Annotated[Services, Depends(_services)]
+CallerDep = Annotated[Principal, Depends(_caller)]
+BodyDep = Annotated[bytes, Depends(_body)]

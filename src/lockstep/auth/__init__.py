@@ -1,0 +1,1 @@
+"""Identity: signed access tokens, hashed credentials, and the access rules that scope them."""

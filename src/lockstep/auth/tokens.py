@@ -1,0 +1,116 @@
+"""Access tokens: HS256-signed JWTs carrying the subject, its name and `exp`.
+
+Clients of the Run:ai API read `exp` by decoding the payload with the standard (not URL-safe)
+base64 alphabet, which drops `-` and `_`. Every token lockstep issues therefore has a payload
+whose URL-safe encoding contains neither, so such clients decode it correctly.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import jwt
+
+from lockstep.domain.errors import Unauthenticated
+from lockstep.domain.identity import SubjectType
+
+ISSUER = "lockstep"
+ALGORITHM = "HS256"
+_CLIENT_SAFE_ATTEMPTS = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class Principal:
+    """Who is calling: the subject a valid token names."""
+
+    subject_type: SubjectType
+    subject_id: str
+    name: str
+
+
+OPERATOR = Principal(SubjectType.OPERATOR, "operator", "lockstep-admin")
+"""The caller of `lockstep admin`: trusted, since it holds the store itself."""
+
+
+@dataclass(frozen=True, slots=True)
+class IssuedToken:
+    token: str
+    expires_in: int
+
+
+class TokenAuthority:
+    """Issues and verifies access tokens with one signing key."""
+
+    def __init__(self, key: bytes, *, ttl_seconds: int) -> None:
+        if len(key) < 32:
+            raise ValueError("the signing key must be at least 32 bytes")
+        self._key = key
+        self.ttl_seconds = ttl_seconds
+
+    def issue(self, principal: Principal, *, now: float | None = None) -> IssuedToken:
+        issued_at = int(time.time() if now is None else now)
+        claims: dict[str, object] = {
+            "iss": ISSUER,
+            "sub": principal.subject_id,
+            "typ": principal.subject_type.value,
+            "name": principal.name,
+            "iat": issued_at,
+            "exp": issued_at + self.ttl_seconds,
+        }
+        return IssuedToken(token=self._encode_client_safe(claims), expires_in=self.ttl_seconds)
+
+    def _encode_client_safe(self, claims: dict[str, object]) -> str:
+        """Vary a nonce until the payload segment holds no `-` or `_` (see the module docstring)."""
+        for _ in range(_CLIENT_SAFE_ATTEMPTS):
+            token = jwt.encode({**claims, "jti": secrets.token_hex(6)}, self._key, algorithm=ALGORITHM)
+            payload = token.split(".")[1]
+            if "-" not in payload and "_" not in payload:
+                return token
+        raise RuntimeError("could not encode a client-safe token payload")
+
+    def verify(self, token: str) -> Principal:
+        """The principal of a valid token; `Unauthenticated` saying why otherwise."""
+        try:
+            claims = jwt.decode(
+                token,
+                self._key,
+                algorithms=[ALGORITHM],
+                issuer=ISSUER,
+                options={"require": ["exp", "iat", "sub", "iss"]},
+            )
+        except jwt.ExpiredSignatureError as error:
+            raise Unauthenticated("the access token has expired") from error
+        except jwt.InvalidSignatureError as error:
+            raise Unauthenticated("the access token's signature is not valid") from error
+        except jwt.InvalidTokenError as error:
+            raise Unauthenticated(f"the access token is not valid: {error}") from error
+        try:
+            subject_type = SubjectType(claims.get("typ", SubjectType.APP.value))
+        except ValueError as error:
+            raise Unauthenticated("the access token names an unknown kind of subject") from error
+        if subject_type is SubjectType.OPERATOR:
+            raise Unauthenticated("the access token names an unknown kind of subject")
+        return Principal(subject_type, str(claims["sub"]), str(claims.get("name", claims["sub"])))
+
+
+def load_or_create_key(path: Path) -> bytes:
+    """The signing key kept in the data dir, created (readable by its owner only) on first use."""
+    if path.exists():
+        return path.read_bytes()
+    key = secrets.token_bytes(64)
+    write_private_file(path, key)
+    return key
+
+
+def write_private_file(path: Path, content: bytes) -> None:
+    """Create `path` readable and writable by its owner only; never overwrite an existing file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(content)
+        handle.flush()
+        os.fsync(handle.fileno())

@@ -1,0 +1,190 @@
+"""`lockstep admin`: manage applications, access rules, departments and projects directly in
+the store (whoever can run this holds the store, so no token is needed)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+
+if TYPE_CHECKING:
+    from lockstep.assembly import Core
+
+app = typer.Typer(no_args_is_help=True, help="Administer applications, access rules and the organization.")
+
+DataDir = Annotated[Path | None, typer.Option(help="lockstep's data dir [LOCKSTEP_DATA_DIR].")]
+DatabaseUrl = Annotated[str | None, typer.Option(help="URL of the store [LOCKSTEP_DATABASE_URL].")]
+ROLES = "'System administrator', 'L1 researcher' or 'Viewer'"
+
+
+@contextmanager
+def _core(data_dir: Path | None, database_url: str | None) -> Iterator[Core]:
+    from lockstep.assembly import open_core
+    from lockstep.cli.settings import settings_from
+    from lockstep.domain.errors import LockstepError
+
+    core = open_core(settings_from(data_dir=data_dir, database_url=database_url))
+    try:
+        yield core
+    except LockstepError as error:
+        typer.echo(f"error: {error.message}", err=True)
+        raise typer.Exit(1) from error
+    finally:
+        core.close()
+
+
+def _scope(text: str) -> tuple[str, str]:
+    kind, _, identifier = text.partition(":")
+    if kind == "system":
+        return kind, "system"
+    if kind not in {"cluster", "department", "project"} or not identifier:
+        raise typer.BadParameter("use system, cluster:<id>, department:<id> or project:<id>")
+    return kind, identifier
+
+
+def _print(data: object) -> None:
+    typer.echo(json.dumps(data, indent=2, default=str))
+
+
+@app.command("create-application")
+def create_application(
+    name: Annotated[str, typer.Argument(help="The application's client id.")],
+    role: Annotated[str | None, typer.Option(help=f"Grant this role: {ROLES}.")] = None,
+    scope: Annotated[str, typer.Option(help="system, cluster:<id>, department:<id> or project:<id>.")] = "system",
+    data_dir: DataDir = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Create an application (service account) and print its secret, shown only once."""
+    from lockstep.domain.identity import Role, ScopeType
+
+    scope_type, scope_id = _scope(scope)
+    with _core(data_dir, database_url) as core:
+        application, secret = core.identity.create_application(name)
+        result: dict[str, object] = {"clientId": application.client_id, "clientSecret": secret}
+        if role is not None:
+            rule = core.identity.grant(
+                client_id=name, role=Role(role), scope_type=ScopeType(scope_type), scope_id=scope_id
+            )
+            result["accessRuleId"] = rule.id
+        _print(result)
+
+
+@app.command()
+def grant(
+    client_id: Annotated[str, typer.Argument(help="The application to grant the role to.")],
+    role: Annotated[str, typer.Option(help=f"{ROLES}.")],
+    scope: Annotated[str, typer.Option(help="system, cluster:<id>, department:<id> or project:<id>.")],
+    data_dir: DataDir = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Add an access rule: the application holds the role in the scope."""
+    from lockstep.domain.identity import Role, ScopeType
+
+    scope_type, scope_id = _scope(scope)
+    try:
+        role_value = Role(role)
+    except ValueError as error:
+        raise typer.BadParameter(f"the role must be {ROLES}") from error
+    with _core(data_dir, database_url) as core:
+        rule = core.identity.grant(
+            client_id=client_id, role=role_value, scope_type=ScopeType(scope_type), scope_id=scope_id
+        )
+        _print({"accessRuleId": rule.id})
+
+
+@app.command()
+def revoke(
+    rule_id: Annotated[int, typer.Argument(help="The access rule to delete.")],
+    data_dir: DataDir = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Delete an access rule."""
+    with _core(data_dir, database_url) as core:
+        core.identity.revoke(rule_id)
+
+
+@app.command("list-applications")
+def list_applications(data_dir: DataDir = None, database_url: DatabaseUrl = None) -> None:
+    """List applications (never their secrets)."""
+    with _core(data_dir, database_url) as core:
+        _print([{"clientId": a.client_id, "createdAt": a.created_at} for a in core.identity.applications()])
+
+
+@app.command("list-access-rules")
+def list_access_rules(data_dir: DataDir = None, database_url: DatabaseUrl = None) -> None:
+    """List access rules."""
+    with _core(data_dir, database_url) as core:
+        _print(
+            [
+                {
+                    "id": r.id,
+                    "subject": r.subject_id,
+                    "role": r.role.value,
+                    "scope": f"{r.scope_type.value}:{r.scope_id}",
+                }
+                for r in core.identity.rules()
+            ]
+        )
+
+
+@app.command("create-department")
+def create_department(
+    name: str,
+    cluster: Annotated[str | None, typer.Option(help="Cluster id; the only cluster if unset.")] = None,
+    data_dir: DataDir = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Create a department."""
+    from lockstep.auth.tokens import OPERATOR
+    from lockstep.schemas.organization import DepartmentCreationRequest
+
+    with _core(data_dir, database_url) as core:
+        cluster_id = cluster or _only_cluster(core)
+        request = DepartmentCreationRequest.model_validate({"name": name, "clusterId": cluster_id}, strict=False)
+        department = core.organization.create_department(OPERATOR, request)
+        _print({"id": department.id, "name": department.name, "clusterId": department.cluster_id})
+
+
+@app.command("create-project")
+def create_project(
+    name: str,
+    department: Annotated[str | None, typer.Option(help="Department id; 'default' if unset.")] = None,
+    cluster: Annotated[str | None, typer.Option(help="Cluster id; the only cluster if unset.")] = None,
+    data_dir: DataDir = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Create a project."""
+    from lockstep.auth.tokens import OPERATOR
+    from lockstep.schemas.organization import ProjectCreationRequest
+
+    with _core(data_dir, database_url) as core:
+        cluster_id = cluster or _only_cluster(core)
+        request = ProjectCreationRequest.model_validate(
+            {"name": name, "clusterId": cluster_id, "parentId": department, "resources": []}, strict=False
+        )
+        project = core.organization.create_project(OPERATOR, request)
+        _print({"id": project.id, "name": project.name, "departmentId": project.department_id})
+
+
+@app.command("list-projects")
+def list_projects(data_dir: DataDir = None, database_url: DatabaseUrl = None) -> None:
+    """List projects."""
+    from lockstep.auth.tokens import OPERATOR
+
+    with _core(data_dir, database_url) as core:
+        projects, _ = core.organization.projects(OPERATOR)
+        _print([{"id": p.id, "name": p.name, "departmentId": p.department_id, "clusterId": p.cluster_id} for p in projects])
+
+
+def _only_cluster(core: Core) -> str:
+    from lockstep.auth.tokens import OPERATOR
+
+    clusters = core.organization.clusters(OPERATOR)
+    if len(clusters) != 1:
+        typer.echo("error: there is not exactly one cluster; pass --cluster", err=True)
+        raise typer.Exit(2)
+    return clusters[0].id

@@ -1,0 +1,53 @@
+"""`lockstep`: the entry point and its command groups."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from lockstep.cli import admin
+
+app = typer.Typer(
+    name="lockstep",
+    no_args_is_help=True,
+    help="A control plane for distributed training that speaks the Run:ai REST API.",
+    pretty_exceptions_enable=False,
+)
+app.add_typer(admin.app, name="admin")
+
+
+@app.command()
+def serve(
+    host: Annotated[str | None, typer.Option(help="Address to listen on [LOCKSTEP_HOST].")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to listen on [LOCKSTEP_PORT].")] = None,
+    data_dir: Annotated[
+        Path | None, typer.Option(help="Directory for the store, keys and pods [LOCKSTEP_DATA_DIR].")
+    ] = None,
+    database_url: Annotated[
+        str | None,
+        typer.Option(help="SQLAlchemy URL of the store; SQLite in the data dir if unset [LOCKSTEP_DATABASE_URL]."),
+    ] = None,
+    access_log: Annotated[bool, typer.Option(help="Log every request.")] = False,
+) -> None:
+    """Run the API, the reconciler and the local runtime in one process."""
+    from lockstep.cli.serve import run_server
+    from lockstep.cli.settings import settings_from
+
+    run_server(
+        settings_from(host=host, port=port, data_dir=data_dir, database_url=database_url),
+        access_log=access_log,
+    )
+
+
+@app.command()
+def version() -> None:
+    """Print lockstep's version."""
+    from lockstep import __version__
+
+    typer.echo(__version__)
+
+
+def run() -> None:
+    app()

@@ -1,0 +1,45 @@
+"""`lockstep serve`: logging, first-start credentials, and uvicorn."""
+
+from __future__ import annotations
+
+import logging
+import sys
+
+import uvicorn
+
+from lockstep.api.app import create_app
+from lockstep.cli.logs import configure_logging
+from lockstep.config import Settings
+
+log = logging.getLogger("lockstep")
+
+
+def run_server(settings: Settings, *, access_log: bool) -> None:
+    configure_logging(settings)
+    app = create_app(settings)
+    created = app.state.bootstrap
+    if created is not None:
+        log.info(
+            "first start: created cluster %s, department %s and project %s",
+            created.cluster_id,
+            created.department_id,
+            created.project_id,
+        )
+        if created.client_secret is not None:
+            print(
+                "lockstep created an administrator application.\n"
+                f"  client id:     {created.client_id}\n"
+                f"  client secret: {created.client_secret}\n"
+                f"It is shown only this once and saved in {settings.credentials_path} (mode 0600).",
+                file=sys.stderr,
+                flush=True,
+            )
+    log.info("listening on http://%s:%d", settings.host, settings.port)
+    uvicorn.run(
+        app,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=access_log,
+        timeout_graceful_shutdown=10,
+    )

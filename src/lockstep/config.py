@@ -1,0 +1,58 @@
+"""lockstep's configuration: `LOCKSTEP_*` environment variables, each mirrored by a CLI flag.
+
+Instantiated by the entry point (or a test), never at import time.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+
+def default_data_dir() -> Path:
+    """`$XDG_DATA_HOME/lockstep`, or `~/.local/share/lockstep`."""
+    import os
+
+    base = os.environ.get("XDG_DATA_HOME")
+    return (Path(base) if base else Path.home() / ".local" / "share") / "lockstep"
+
+
+class LogFormat(StrEnum):
+    AUTO = "auto"
+    JSON = "json"
+    TEXT = "text"
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="LOCKSTEP_", extra="ignore")
+
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)
+    data_dir: Path = Field(default_factory=default_data_dir)
+    database_url: str | None = None
+    bootstrap_client_id: str | None = None
+    bootstrap_client_secret: SecretStr | None = None
+    token_ttl_seconds: int = Field(default=3600, ge=60)
+    resync_seconds: float = Field(default=30.0, gt=0)
+    log_level: str = "info"
+    log_format: LogFormat = LogFormat.AUTO
+
+    @property
+    def resolved_database_url(self) -> str:
+        """The database URL, defaulting to SQLite in the data dir."""
+        return self.database_url or f"sqlite:///{self.data_dir / 'lockstep.db'}"
+
+    @property
+    def runtime_dir(self) -> Path:
+        return self.data_dir / "runtime" / "local"
+
+    @property
+    def signing_key_path(self) -> Path:
+        return self.data_dir / "token-signing.key"
+
+    @property
+    def credentials_path(self) -> Path:
+        return self.data_dir / "admin-credentials.json"

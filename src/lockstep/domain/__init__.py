@@ -1,0 +1,1 @@
+"""The pure model of lockstep: workloads, replica plans, phases and typed errors. No I/O."""

@@ -1,0 +1,18 @@
+"""Time, injected: everything that needs "now" takes a `Clock` so tests can control it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+Clock = Callable[[], datetime]
+
+
+def utc_now() -> datetime:
+    """The real clock: an aware UTC datetime."""
+    return datetime.now(UTC)
+
+
+def iso(moment: datetime) -> str:
+    """ISO-8601 in UTC with milliseconds and `Z`, as the wire shows time."""
+    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"

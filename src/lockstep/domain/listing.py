@@ -1,0 +1,148 @@
+"""Queries over collections: `filterBy` expressions, sorting, search and paging.
+
+Parsing is pure and shared by every list endpoint; the store turns a `ListQuery` into SQL.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from lockstep.domain.errors import InvalidRequest, Violation
+
+DEFAULT_LIMIT = 50
+MAX_LIMIT = 500
+
+
+class Operator(StrEnum):
+    """The eight `filterBy` operators of the Run:ai API."""
+
+    EQUALS = "=="
+    NOT_EQUALS = "!="
+    AT_MOST = "<="
+    AT_LEAST = ">="
+    CONTAINS = "=@"
+    NOT_CONTAINS = "!@"
+    STARTS_WITH = "=^"
+    ENDS_WITH = "=$"
+
+
+class SortOrder(StrEnum):
+    ASC = "asc"
+    DESC = "desc"
+
+
+_EXPRESSION = re.compile(r"^(?P<field>[A-Za-z][A-Za-z0-9]*)(?P<op>==|!=|<=|>=|=@|!@|=\^|=\$)(?P<value>.+)$")
+
+
+@dataclass(frozen=True, slots=True)
+class Filter:
+    field: str
+    operator: Operator
+    value: str
+
+
+@dataclass(frozen=True, slots=True)
+class ListQuery:
+    """One page of a collection, already checked against the fields the collection supports."""
+
+    filters: tuple[Filter, ...] = ()
+    sort_by: str | None = None
+    sort_order: SortOrder = SortOrder.ASC
+    offset: int = 0
+    limit: int = DEFAULT_LIMIT
+    search: str | None = None
+    deleted: bool = False
+    project_ids: frozenset[str] | None = field(default=None)
+    """The projects the caller may read; None means every project."""
+
+
+def parse_filters(expressions: list[str], *, allowed: frozenset[str]) -> tuple[Filter, ...]:
+    """Parse `filterBy` values (each may hold several comma-separated expressions)."""
+    filters: list[Filter] = []
+    violations: list[Violation] = []
+    for raw in expressions:
+        for expression in _split(raw):
+            match = _EXPRESSION.fullmatch(expression)
+            if match is None:
+                violations.append(
+                    Violation(
+                        "filterBy",
+                        f"{expression!r} is not <field><operator><value> with an operator "
+                        "among ==, !=, <=, >=, =@, !@, =^, =$",
+                    )
+                )
+                continue
+            if match["field"] not in allowed:
+                violations.append(
+                    Violation(
+                        "filterBy",
+                        f"cannot filter on {match['field']!r}; "
+                        f"fields: {', '.join(sorted(allowed))}",
+                    )
+                )
+                continue
+            filters.append(Filter(match["field"], Operator(match["op"]), match["value"]))
+    if violations:
+        raise InvalidRequest(violations)
+    return tuple(filters)
+
+
+def _split(raw: str) -> list[str]:
+    """`filterBy` is sent with explode=false: `a==1,b!=2` holds two expressions."""
+    parts: list[str] = []
+    for piece in raw.split(","):
+        if parts and not _EXPRESSION.match(piece):
+            parts[-1] = f"{parts[-1]},{piece}"
+        else:
+            parts.append(piece)
+    return [part for part in parts if part]
+
+
+def check_paging(offset: int | None, limit: int | None) -> tuple[int, int]:
+    """Validated offset and limit with their defaults."""
+    if offset is not None and offset < 0:
+        raise InvalidRequest.of("offset", "must be greater than or equal to 0")
+    if limit is not None and not 1 <= limit <= MAX_LIMIT:
+        raise InvalidRequest.of("limit", f"must be between 1 and {MAX_LIMIT}")
+    return offset or 0, limit or DEFAULT_LIMIT
+
+
+def matches(item: Filter, value: object) -> bool:
+    """Whether an in-memory `value` satisfies `item` (used for the small organization lists)."""
+    if value is None:
+        return item.operator in {Operator.NOT_EQUALS, Operator.NOT_CONTAINS}
+    text = str(value)
+    match item.operator:
+        case Operator.EQUALS:
+            return text == item.value
+        case Operator.NOT_EQUALS:
+            return text != item.value
+        case Operator.CONTAINS:
+            return item.value in text
+        case Operator.NOT_CONTAINS:
+            return item.value not in text
+        case Operator.STARTS_WITH:
+            return text.startswith(item.value)
+        case Operator.ENDS_WITH:
+            return text.endswith(item.value)
+        case Operator.AT_MOST | Operator.AT_LEAST:
+            left, right = _comparable(value, item.value)
+            return left <= right if item.operator is Operator.AT_MOST else left >= right
+
+
+def _comparable(value: object, other: str) -> tuple[Any, Any]:
+    if isinstance(value, int | float):
+        try:
+            return value, float(other)
+        except ValueError as error:
+            raise InvalidRequest.of("filterBy", f"{other!r} is not a number") from error
+    if isinstance(value, datetime):
+        try:
+            return value, datetime.fromisoformat(other)
+        except ValueError as error:
+            raise InvalidRequest.of("filterBy", f"{other!r} is not an ISO-8601 date-time") from error
+    return str(value), other

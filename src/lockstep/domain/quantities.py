@@ -1,0 +1,43 @@
+"""Kubernetes resource quantities (`500m`, `20M`, `1.5Gi`, `1e3`) as exact decimals."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal, InvalidOperation
+
+_SUFFIXES: dict[str, Decimal] = {
+    "": Decimal(1),
+    "n": Decimal("1e-9"),
+    "u": Decimal("1e-6"),
+    "m": Decimal("1e-3"),
+    "k": Decimal("1e3"),
+    "M": Decimal("1e6"),
+    "G": Decimal("1e9"),
+    "T": Decimal("1e12"),
+    "P": Decimal("1e15"),
+    "E": Decimal("1e18"),
+    "Ki": Decimal(2**10),
+    "Mi": Decimal(2**20),
+    "Gi": Decimal(2**30),
+    "Ti": Decimal(2**40),
+    "Pi": Decimal(2**50),
+    "Ei": Decimal(2**60),
+}
+_QUANTITY = re.compile(r"^\+?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)(?P<suffix>[a-zA-Z]*|[eE][-+]?[0-9]+)$")
+
+
+def parse_quantity(text: str) -> Decimal:
+    """The value of a quantity in base units; `ValueError` when it is not one."""
+    match = _QUANTITY.fullmatch(text)
+    if match is None:
+        raise ValueError(f"{text!r} is not a quantity")
+    suffix = match["suffix"]
+    try:
+        number = Decimal(match["number"])
+        if suffix[:1] in {"e", "E"}:
+            return number * Decimal(10) ** int(suffix[1:])
+    except (InvalidOperation, ValueError) as error:
+        raise ValueError(f"{text!r} is not a quantity") from error
+    if suffix not in _SUFFIXES:
+        raise ValueError(f"{text!r} has an unknown unit {suffix!r}")
+    return number * _SUFFIXES[suffix]

@@ -1,0 +1,322 @@
+"""The semantic rules of a distributed creation request, beyond what the schema states.
+
+`check_request` returns every violation at once, each naming the field (camelCase path) and
+the rule, so a user fixes a request in one round trip. Pure: the service adds the rules that
+need the store (known project and cluster, free name).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from decimal import Decimal
+
+from lockstep.domain.errors import Violation
+from lockstep.domain.plan import longest_pod_name_suffix
+from lockstep.domain.quantities import parse_quantity
+from lockstep.schemas.base import is_dns_label
+from lockstep.schemas.compute import Compute, GpuRequestType
+from lockstep.schemas.distributed import (
+    DistributedCreationRequest,
+    DistributedFramework,
+    PodSpec,
+    WorkerSpec,
+)
+from lockstep.schemas.pod import MatchExpressionOperator, TolerationOperator
+from lockstep.schemas.storage import Storage
+
+NAME_SUFFIX_LENGTH = 6
+"""`useGivenNameAsPrefix` appends `-` and five random characters."""
+
+MAX_NAME_LENGTH = 63
+_LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
+_LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+_GROUPS = re.compile(r"^\s*\d+\s*(,\s*\d+\s*)*$")
+
+
+def check_request(request: DistributedCreationRequest) -> list[Violation]:
+    """Every semantic violation of `request`, in a stable order; empty when it is valid."""
+    violations: list[Violation] = []
+    if request.template_id is not None:
+        violations.append(Violation("templateId", "workload templates are not supported"))
+    spec = request.spec
+    if spec is None:
+        violations.append(Violation("spec", "required"))
+        return violations
+    violations += _check_topology(spec)
+    violations += _check_name(request, spec)
+    violations += _check_master(request, spec)
+    violations += _check_pod_spec("spec", spec)
+    if request.master_spec is not None:
+        violations += _check_pod_spec("masterSpec", request.master_spec)
+    return violations
+
+
+def _check_name(request: DistributedCreationRequest, spec: WorkerSpec) -> Iterator[Violation]:
+    name = request.name
+    if not is_dns_label(name):
+        yield Violation(
+            "name",
+            "must be a DNS-1123 label: lower-case letters, digits and '-', "
+            "starting and ending with a letter or digit, at most 63 characters",
+        )
+        return
+    if spec.distributed_framework is None or spec.num_workers is None:
+        return
+    suffix = longest_pod_name_suffix(spec.distributed_framework, spec.num_workers)
+    room = MAX_NAME_LENGTH - len(suffix)
+    if request.use_given_name_as_prefix:
+        room -= NAME_SUFFIX_LENGTH
+    if len(name) > room:
+        yield Violation(
+            "name",
+            f"must be at most {room} characters so that pod names such as "
+            f"'<name>{suffix}' fit in {MAX_NAME_LENGTH}",
+        )
+
+
+def _check_topology(spec: WorkerSpec) -> Iterator[Violation]:
+    framework = spec.distributed_framework
+    if framework is None:
+        yield Violation("spec.distributedFramework", "required")
+    if spec.num_workers is None:
+        yield Violation("spec.numWorkers", "required")
+    if not spec.image:
+        yield Violation("spec.image", "required")
+    yield from _check_elasticity(spec)
+    if framework is not DistributedFramework.MPI:
+        for field, value in (
+            ("slotsPerWorker", spec.slots_per_worker),
+            ("sshAuthMountPath", spec.ssh_auth_mount_path),
+            ("mpiLauncherCreationPolicy", spec.mpi_launcher_creation_policy),
+        ):
+            if value is not None:
+                yield Violation(f"spec.{field}", "allowed only when distributedFramework is MPI")
+    if spec.ssh_auth_mount_path is not None and not spec.ssh_auth_mount_path.startswith("/"):
+        yield Violation("spec.sshAuthMountPath", "must be an absolute path")
+
+
+def _check_elasticity(spec: WorkerSpec) -> Iterator[Violation]:
+    low, high, workers = spec.min_replicas, spec.max_replicas, spec.num_workers
+    if low is None and high is None:
+        return
+    for field, value in (("minReplicas", low), ("maxReplicas", high)):
+        if value is not None and value < 1:
+            yield Violation(f"spec.{field}", "must be greater than or equal to 1")
+    if low is not None and high is not None and high < low:
+        yield Violation("spec.maxReplicas", "must be greater than or equal to minReplicas")
+        return
+    if spec.distributed_framework is not DistributedFramework.PYTORCH:
+        if any(value is not None and value != workers for value in (low, high)):
+            yield Violation(
+                "spec.minReplicas",
+                "elastic scaling (minReplicas/maxReplicas) is allowed only when "
+                "distributedFramework is PyTorch; otherwise both may only equal numWorkers",
+            )
+        return
+    if workers is not None:
+        if low is not None and workers < low:
+            yield Violation("spec.numWorkers", "must be greater than or equal to minReplicas")
+        if high is not None and workers > high:
+            yield Violation("spec.numWorkers", "must be less than or equal to maxReplicas")
+
+
+def _check_master(request: DistributedCreationRequest, spec: WorkerSpec) -> Iterator[Violation]:
+    same, master = request.master_spec_same_as_worker, request.master_spec
+    if same is False and master is None:
+        yield Violation("masterSpec", "required when masterSpecSameAsWorker is false")
+    if same is True and master is not None and master.to_wire() != spec.pod_spec().to_wire():
+        yield Violation(
+            "masterSpec",
+            "must be omitted or equal to the worker spec when masterSpecSameAsWorker is true",
+        )
+    if master is not None and same is not True and not master.image:
+        yield Violation("masterSpec.image", "required when the master has its own spec")
+
+
+def _check_pod_spec(path: str, spec: PodSpec) -> Iterator[Violation]:
+    if spec.compute is not None:
+        yield from _check_compute(f"{path}.compute", spec.compute)
+    if spec.storage is not None:
+        yield from _check_storage(f"{path}.storage", spec.storage)
+    for field, value in (
+        ("backoffLimit", spec.backoff_limit),
+        ("autoDeletionTimeAfterCompletionSeconds", spec.auto_deletion_time_after_completion_seconds),
+    ):
+        if value is not None and value < 0:
+            yield Violation(f"{path}.{field}", "must be greater than or equal to 0")
+    for i, env in enumerate(spec.environment_variables or ()):
+        where = f"{path}.environmentVariables[{i}]"
+        if not env.name:
+            yield Violation(f"{where}.name", "required")
+        elif "=" in env.name:
+            yield Violation(f"{where}.name", "must not contain '='")
+        for source, value, keys in (
+            ("secret", env.secret, ("name", "key")),
+            ("configMap", env.config_map, ("name", "key")),
+            ("userCredential", env.user_credential, ("name", "key")),
+            ("podFieldRef", env.pod_field_ref, ("path",)),
+        ):
+            if value is not None:
+                for key in keys:
+                    if getattr(value, key) is None:
+                        yield Violation(f"{where}.{source}.{key}", "required")
+    for kind, items in (("labels", spec.labels), ("annotations", spec.annotations)):
+        for i, item in enumerate(items or ()):
+            if not item.name:
+                yield Violation(f"{path}.{kind}[{i}].name", "required")
+            elif kind == "labels" and not _is_label_key(item.name):
+                yield Violation(
+                    f"{path}.labels[{i}].name",
+                    "must be a Kubernetes label key: an optional DNS prefix and '/', then up "
+                    "to 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric",
+                )
+            if kind == "labels" and item.value and not _is_label_value(item.value):
+                yield Violation(
+                    f"{path}.labels[{i}].value",
+                    "must be at most 63 letters, digits, '-', '_' or '.', "
+                    "starting and ending alphanumeric",
+                )
+    for i, port in enumerate(spec.ports or ()):
+        if port.container is None:
+            yield Violation(f"{path}.ports[{i}].container", "required")
+    for i, toleration in enumerate(spec.tolerations or ()):
+        where = f"{path}.tolerations[{i}]"
+        if toleration.operator is TolerationOperator.EXISTS and toleration.value:
+            yield Violation(f"{where}.value", "must be empty when operator is Exists")
+        if not toleration.key and toleration.operator is not TolerationOperator.EXISTS:
+            yield Violation(f"{where}.operator", "must be Exists when no key is given")
+    if spec.pod_affinity is not None and spec.pod_affinity.type and not spec.pod_affinity.key:
+        yield Violation(f"{path}.podAffinity.key", "required when type is set")
+    probe = spec.probes.readiness if spec.probes else None
+    if probe and probe.handler and probe.handler.http_get and probe.handler.http_get.port is None:
+        yield Violation(f"{path}.probes.readiness.handler.httpGet.port", "required")
+    if spec.node_affinity_required is not None:
+        yield from _check_node_affinity(f"{path}.nodeAffinityRequired", spec)
+    if spec.security is not None:
+        security = spec.security
+        if security.supplemental_groups and not _GROUPS.fullmatch(security.supplemental_groups):
+            yield Violation(
+                f"{path}.security.supplementalGroups",
+                "must be a comma-separated list of group ids, e.g. '2,3,5'",
+            )
+        if security.run_as_non_root and security.run_as_uid == 0:
+            yield Violation(f"{path}.security.runAsUid", "must not be 0 when runAsNonRoot is true")
+
+
+def _check_node_affinity(path: str, spec: PodSpec) -> Iterator[Violation]:
+    affinity = spec.node_affinity_required
+    assert affinity is not None
+    for t, term in enumerate(affinity.node_selector_terms or ()):
+        for e, expression in enumerate(term.match_expressions or ()):
+            where = f"{path}.nodeSelectorTerms[{t}].matchExpressions[{e}].values"
+            values = expression.values or []
+            operator = expression.operator
+            if operator in {MatchExpressionOperator.IN, MatchExpressionOperator.NOT_IN}:
+                if not values:
+                    yield Violation(where, f"required when operator is {operator}")
+            elif operator in {MatchExpressionOperator.EXISTS, MatchExpressionOperator.DOES_NOT_EXIST}:
+                if values:
+                    yield Violation(where, f"must be empty when operator is {operator}")
+            elif len(values) != 1 or not values[0].lstrip("-").isdigit():
+                yield Violation(where, f"must hold exactly one integer when operator is {operator}")
+
+
+def _check_compute(path: str, compute: Compute) -> Iterator[Violation]:
+    kind = compute.gpu_request_type
+    if kind is GpuRequestType.PORTION and compute.gpu_portion_request is None:
+        yield Violation(f"{path}.gpuPortionRequest", "required when gpuRequestType is portion")
+    if kind is GpuRequestType.MEMORY and compute.gpu_memory_request is None:
+        yield Violation(f"{path}.gpuMemoryRequest", "required when gpuRequestType is memory")
+    if kind is None and compute.gpu_portion_request is not None and compute.gpu_memory_request:
+        yield Violation(
+            f"{path}.gpuRequestType",
+            "required when both gpuPortionRequest and gpuMemoryRequest are set",
+        )
+    if kind is GpuRequestType.MEMORY and (compute.gpu_devices_request or 0) > 1:
+        yield Violation(
+            f"{path}.gpuDevicesRequest",
+            "more than one device is allowed with a fractional request only when "
+            "gpuRequestType is portion",
+        )
+    portion = compute.gpu_portion_request
+    if portion is not None and not 0 < portion <= 1:
+        yield Violation(
+            f"{path}.gpuPortionRequest",
+            "must be greater than 0 and at most 1 (a fraction of one device); "
+            "use gpuDevicesRequest for whole devices",
+        )
+    if compute.gpu_portion_limit is not None:
+        if portion is None:
+            yield Violation(f"{path}.gpuPortionLimit", "allowed only with gpuPortionRequest")
+        elif compute.gpu_portion_limit < portion:
+            yield Violation(
+                f"{path}.gpuPortionLimit", "must be greater than or equal to gpuPortionRequest"
+            )
+    if (
+        compute.cpu_core_limit is not None
+        and compute.cpu_core_request is not None
+        and compute.cpu_core_limit < compute.cpu_core_request
+    ):
+        yield Violation(f"{path}.cpuCoreLimit", "must be greater than or equal to cpuCoreRequest")
+    parsed: dict[str, Decimal] = {}
+    for field, text in (
+        ("gpuMemoryRequest", compute.gpu_memory_request),
+        ("gpuMemoryLimit", compute.gpu_memory_limit),
+        ("cpuMemoryRequest", compute.cpu_memory_request),
+        ("cpuMemoryLimit", compute.cpu_memory_limit),
+    ):
+        if text is None:
+            continue
+        try:
+            parsed[field] = parse_quantity(text)
+        except ValueError:
+            yield Violation(f"{path}.{field}", "must be a quantity such as 512Mi, 20M or 2G")
+    for limit, request in (("gpuMemoryLimit", "gpuMemoryRequest"), ("cpuMemoryLimit", "cpuMemoryRequest")):
+        if limit in parsed and request in parsed and parsed[limit] < parsed[request]:
+            yield Violation(f"{path}.{limit}", f"must be greater than or equal to {request}")
+    for i, resource in enumerate(compute.extended_resources or ()):
+        for key, value in (("resource", resource.resource), ("quantity", resource.quantity)):
+            if value is None:
+                yield Violation(f"{path}.extendedResources[{i}].{key}", "required")
+
+
+_STORAGE_REQUIRED: dict[str, tuple[str, ...]] = {
+    "dataVolume": ("id", "mountPath"),
+    "pvc": ("path",),
+    "hostPath": ("path", "mountPath"),
+    "nfs": ("server", "path", "mountPath"),
+    "git": ("repository", "path"),
+    "s3": ("bucket", "path"),
+    "configMapVolume": ("configMap", "mountPath"),
+    "secretVolume": ("secret", "mountPath"),
+    "emptyDirVolume": ("path",),
+}
+
+
+def _check_storage(path: str, storage: Storage) -> Iterator[Violation]:
+    wire = storage.to_wire()
+    for kind, required in _STORAGE_REQUIRED.items():
+        for i, item in enumerate(wire.get(kind) or ()):
+            for key in required:
+                if item.get(key) is None:
+                    yield Violation(f"{path}.{kind}[{i}].{key}", "required")
+    for i, pvc in enumerate(storage.pvc or ()):
+        if pvc.existing_pvc and not pvc.claim_name:
+            yield Violation(f"{path}.pvc[{i}].claimName", "required when existingPvc is true")
+        if not pvc.existing_pvc and pvc.claim_info is not None and pvc.claim_info.size is not None:
+            try:
+                parse_quantity(pvc.claim_info.size)
+            except ValueError:
+                yield Violation(f"{path}.pvc[{i}].claimInfo.size", "must be a quantity such as 10Gi")
+
+
+def _is_label_key(key: str) -> bool:
+    prefix, _, name = key.rpartition("/")
+    if prefix and (len(prefix) > 253 or not _LABEL_PREFIX.fullmatch(prefix)):
+        return False
+    return 0 < len(name) <= 63 and _LABEL_NAME.fullmatch(name) is not None
+
+
+def _is_label_value(value: str) -> bool:
+    return len(value) <= 63 and _LABEL_NAME.fullmatch(value) is not None

@@ -1,0 +1,147 @@
+"""The stored workload, its pods, events and phase history, as the rest of lockstep sees them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from enum import StrEnum
+from typing import Any
+
+from lockstep.domain.phases import DesiredPhase, Phase
+from lockstep.domain.plan import ReplicaPlan, build_plan
+from lockstep.schemas.distributed import DistributedFramework, MasterSpec, WorkerSpec
+
+WorkloadRequest = dict[str, Any]
+"""The wire form of what the user asked for: `spec`, `masterSpecSameAsWorker`, `masterSpec`."""
+
+
+@dataclass(frozen=True, slots=True)
+class Workload:
+    """A distributed workload as stored: identity, ownership, intent and observed phase."""
+
+    id: str
+    name: str
+    requested_name: str
+    project_id: str
+    department_id: str | None
+    cluster_id: str
+    created_by: str
+    created_at: datetime
+    desired_phase: DesiredPhase
+    actual_phase: Phase
+    phase_message: str
+    phase_updated_at: datetime
+    framework: DistributedFramework
+    request: WorkloadRequest
+    priority_class: str
+    priority: int
+    category: str | None = None
+    allocated_gpus: float = 0.0
+    deleted_at: datetime | None = None
+    completed_at: datetime | None = None
+    running_pods: int = 0
+    namespace: str = ""
+    """The project's namespace, where pods of the workload live."""
+    parked: bool = False
+    """A Pending workload that cannot fit even on an empty machine: skipped by scheduling."""
+
+    def plan(self) -> ReplicaPlan:
+        """The replica plan of the stored request."""
+        spec = WorkerSpec.model_validate(self.request.get("spec") or {}, strict=False)
+        master = self.request.get("masterSpec")
+        return build_plan(
+            self.name,
+            spec,
+            master_spec_same_as_worker=self.request.get("masterSpecSameAsWorker"),
+            master_spec=None if master is None else MasterSpec.model_validate(master, strict=False),
+        )
+
+
+class PodPhase(StrEnum):
+    """The Kubernetes pod phase (`k8sPhase` on the wire)."""
+
+    PENDING = "Pending"
+    RUNNING = "Running"
+    SUCCEEDED = "Succeeded"
+    FAILED = "Failed"
+    UNKNOWN = "Unknown"
+
+    @property
+    def is_finished(self) -> bool:
+        return self in {PodPhase.SUCCEEDED, PodPhase.FAILED}
+
+
+@dataclass(frozen=True, slots=True)
+class Pod:
+    """One replica's pod as last observed."""
+
+    id: str
+    workload_id: str
+    name: str
+    role: str
+    index: int
+    phase: PodPhase
+    image: str
+    created_at: datetime
+    node_name: str | None = None
+    ip: str | None = None
+    started_at: datetime | None = None
+    completed_at: datetime | None = None
+    restarts: int = 0
+    exit_code: int | None = None
+    message: str = ""
+
+
+class EventType(StrEnum):
+    NORMAL = "Normal"
+    WARNING = "Warning"
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened to a workload or one of its pods."""
+
+    id: str
+    workload_id: str
+    created_at: datetime
+    type: EventType
+    reason: str
+    message: str
+    object_kind: str
+    object_name: str
+    source: str = "lockstep"
+
+
+@dataclass(frozen=True, slots=True)
+class PhaseChange:
+    """One entry of a workload's phase history."""
+
+    workload_id: str
+    created_at: datetime
+    phase: Phase
+    message: str
+
+
+@dataclass(slots=True)
+class WorkloadUpdate:
+    """What one reconcile pass changes about a workload, written in one transaction."""
+
+    phase: Phase | None = None
+    message: str | None = None
+    pods: list[Pod] = field(default_factory=list)
+    events: list[Event] = field(default_factory=list)
+    deleted: bool = False
+    pods_removed: bool = False
+    parked: bool | None = None
+
+    @property
+    def is_empty(self) -> bool:
+        return (
+            self.phase is None
+            and self.message is None
+            and not self.pods
+            and not self.events
+            and not self.deleted
+            and not self.pods_removed
+            and self.parked is None
+        )

@@ -1,0 +1,386 @@
+"""The reconcile loop: a thread that takes workload ids from a queue and, for each, compares
+desired with observed and acts through the runtime, then runs one scheduling cycle.
+
+Level-triggered: a pass looks only at the stored workload and the runtime's view, never at
+what triggered it, so a missed or repeated wake-up is harmless. Every pass of a workload ends
+in at most one write. Ids come from the API (after each commit), from the runtime (a process
+ended), from delayed re-checks (stop deadlines) and from a periodic resync of every live one.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from lockstep.domain.clock import Clock
+from lockstep.domain.errors import LockstepError
+from lockstep.domain.phases import DesiredPhase, Phase, can_transition, check_transition
+from lockstep.domain.plan import ReplicaPlan
+from lockstep.domain.workload import Event, EventType, Pod, PodPhase, Workload, WorkloadUpdate
+from lockstep.reconciler.outcome import outcome
+from lockstep.reconciler.queue import WorkQueue
+from lockstep.runtimes.base import PodStatus, Runtime
+from lockstep.scheduler.cycle import Candidate, Snapshot, schedule
+from lockstep.scheduler.resources import Resources, gang_request
+from lockstep.schemas.distributed import CleanPodPolicy
+from lockstep.store.database import Database
+
+log = logging.getLogger(__name__)
+
+DEFAULT_GRACE_SECONDS = 30.0
+WAITING_TO_SCHEDULE = "waiting to be scheduled"
+SCHEDULE_BATCH = 256
+
+
+@dataclass(frozen=True, slots=True)
+class ReconcilerSettings:
+    resync_seconds: float = 30.0
+    stop_poll_seconds: float = 0.5
+
+
+class Reconciler:
+    def __init__(
+        self,
+        database: Database,
+        runtime: Runtime,
+        *,
+        clock: Clock,
+        queue: WorkQueue,
+        settings: ReconcilerSettings | None = None,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+    ) -> None:
+        self._db = database
+        self._runtime = runtime
+        self._clock = clock
+        self._queue = queue
+        self._settings = settings or ReconcilerSettings()
+        self._new_id = new_id
+        self._thread: threading.Thread | None = None
+        self._schedule_needed = True
+        self.passes = 0
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def notify(self, workload_id: str) -> None:
+        """Reconcile this workload soon (thread-safe)."""
+        self._queue.add(workload_id)
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self._run, name="lockstep-reconciler", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._queue.close()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def _run(self) -> None:
+        self.recover()
+        next_resync = time.monotonic() + self._settings.resync_seconds
+        while True:
+            keys = self._queue.take(timeout=max(next_resync - time.monotonic(), 0.0))
+            if keys is None:
+                return
+            if not keys and time.monotonic() >= next_resync:
+                keys = set(self._ids_to_reconcile())
+                next_resync = time.monotonic() + self._settings.resync_seconds
+                self._schedule_needed = True
+            self.run_pass(keys)
+
+    def recover(self) -> None:
+        """On start: every live workload is looked at, and the runtime's pods of workloads
+        the store no longer holds (or holds as deleted) are stopped and removed."""
+        live = set(self._ids_to_reconcile())
+        for workload_id in sorted(self._runtime.workload_ids() - live):
+            with self._db.read() as unit:
+                workload = unit.workloads.get(workload_id, include_deleted=True)
+            if workload is None or workload.deleted_at is not None:
+                log.info("removing pods of workload %s, which is gone from the store", workload_id)
+                self._runtime.stop(workload_id, grace_seconds=0)
+                self._runtime.delete(workload_id)
+            else:
+                live.add(workload_id)
+        for workload_id in live:
+            self._queue.add(workload_id)
+
+    def _ids_to_reconcile(self) -> list[str]:
+        with self._db.read() as unit:
+            return unit.workloads.ids_to_reconcile()
+
+    # --- one pass -------------------------------------------------------------------------
+
+    def run_pass(self, keys: Sequence[str] | set[str]) -> None:
+        for workload_id in sorted(keys):
+            try:
+                self.reconcile(workload_id)
+            except LockstepError as error:
+                log.warning("reconciling %s failed: %s; retrying", workload_id, error)
+                self._queue.add_after(workload_id, 1.0)
+            except Exception:
+                log.exception("reconciling %s failed; retrying", workload_id)
+                self._queue.add_after(workload_id, 5.0)
+        if self._schedule_needed:
+            self._schedule_needed = False
+            try:
+                self.schedule()
+            except Exception:
+                log.exception("the scheduling cycle failed; retrying")
+                self._schedule_needed = True
+        self.passes += 1
+
+    def reconcile(self, workload_id: str) -> None:
+        with self._db.read() as unit:
+            workload = unit.workloads.get(workload_id, include_deleted=True)
+        if workload is None or workload.deleted_at is not None:
+            return
+        if workload.desired_phase is DesiredPhase.DELETED:
+            change = self._delete(workload)
+        elif workload.actual_phase.is_terminal:
+            change = self._finish(workload)
+        elif workload.desired_phase is DesiredPhase.STOPPED:
+            change = self._suspend(workload)
+        else:
+            change = self._run_workload(workload)
+        if not change.is_empty:
+            self._write(workload, change)
+
+    def _write(self, workload: Workload, change: WorkloadUpdate) -> None:
+        if change.phase is not None:
+            check_transition(workload.actual_phase, change.phase)
+        with self._db.write() as unit:
+            unit.workloads.apply(workload, change, self._clock())
+
+    # --- desired: Deleted -----------------------------------------------------------------
+
+    def _delete(self, workload: Workload) -> WorkloadUpdate:
+        change = WorkloadUpdate()
+        if can_transition(workload.actual_phase, Phase.DELETING) and workload.actual_phase is not Phase.DELETING:
+            change.phase = Phase.DELETING
+            change.message = "stopping pods"
+        if self._stopped(workload):
+            self._runtime.delete(workload.id)
+            change.deleted = True
+            self._schedule_needed = True
+        return change
+
+    def _stopped(self, workload: Workload) -> bool:
+        """Ask the runtime to stop the workload's pods; re-check later unless they have."""
+        grace = self._grace(workload)
+        if self._runtime.stop(workload.id, grace_seconds=grace):
+            return True
+        self._queue.add_after(workload.id, self._settings.stop_poll_seconds)
+        return False
+
+    def _grace(self, workload: Workload) -> float:
+        spec = workload.request.get("spec") or {}
+        seconds = spec.get("terminationGracePeriodSeconds")
+        return DEFAULT_GRACE_SECONDS if seconds is None else float(seconds)
+
+    # --- desired: Stopped -----------------------------------------------------------------
+
+    def _suspend(self, workload: Workload) -> WorkloadUpdate:
+        phase = workload.actual_phase
+        change = WorkloadUpdate()
+        if phase.is_terminal or phase is Phase.STOPPED:
+            return change
+        if not phase.has_pods:
+            change.phase, change.message = Phase.STOPPED, "suspended"
+            return change
+        if phase is not Phase.STOPPING:
+            change.phase, change.message = Phase.STOPPING, "stopping pods"
+        if self._stopped(workload):
+            self._runtime.delete(workload.id)
+            change.phase, change.message = Phase.STOPPED, "suspended"
+            change.events.append(self._event(workload, "Suspended", "all pods stopped"))
+            self._schedule_needed = True
+            change.pods_removed = True
+        return change
+
+    # --- desired: Running -----------------------------------------------------------------
+
+    def _run_workload(self, workload: Workload) -> WorkloadUpdate:
+        phase = workload.actual_phase
+        change = WorkloadUpdate()
+        if phase is Phase.CREATING:
+            change.phase, change.message = Phase.PENDING, WAITING_TO_SCHEDULE
+            self._schedule_needed = True
+        elif phase is Phase.STOPPED:
+            change.phase, change.message = Phase.RESUMING, "resuming"
+            self._queue.add(workload.id)
+        elif phase is Phase.RESUMING:
+            change.phase, change.message = Phase.PENDING, WAITING_TO_SCHEDULE
+            self._schedule_needed = True
+        elif phase is Phase.PENDING:
+            self._schedule_needed = True
+        elif phase in {Phase.STOPPING, Phase.DELETING}:
+            if self._stopped(workload):
+                self._runtime.delete(workload.id)
+                change.phase, change.message = Phase.STOPPED, "stopped"
+                change.pods_removed = True
+        elif phase.has_pods:
+            change = self._observe(workload, workload.plan())
+        return change
+
+    def _observe(self, workload: Workload, plan: ReplicaPlan) -> WorkloadUpdate:
+        statuses = self._runtime.observe(workload.id)
+        with self._db.read() as unit:
+            known = {pod.name: pod for pod in unit.workloads.pods(workload.id, deleted=False)}
+        change = WorkloadUpdate()
+        change.pods, change.events = self._pod_changes(workload, statuses, known)
+        result = outcome(plan, statuses)
+        for pod_name in result.restart:
+            self._runtime.restart_pod(workload, plan, pod_name)
+            change.events.append(
+                self._event(workload, "Restarting", f"restarting pod {pod_name}", kind="Pod", name=pod_name)
+            )
+            self._queue.add(workload.id)
+        target = result.phase
+        if target is Phase.RUNNING and result.restart:
+            target = Phase.DEGRADED if workload.actual_phase is not Phase.INITIALIZING else Phase.INITIALIZING
+        if target != workload.actual_phase or result.message != workload.phase_message:
+            change.phase, change.message = target, result.message
+        if target.is_terminal:
+            change.events.append(
+                self._event(
+                    workload,
+                    target.value,
+                    result.message,
+                    type=EventType.NORMAL if target is Phase.COMPLETED else EventType.WARNING,
+                )
+            )
+            self._settle(workload, plan, statuses, ended_at=self._clock())
+            self._schedule_needed = True
+        return change
+
+    def _finish(self, workload: Workload) -> WorkloadUpdate:
+        """A finished workload whose pods may still run: record them until none does."""
+        statuses = self._runtime.observe(workload.id)
+        with self._db.read() as unit:
+            known = {pod.name: pod for pod in unit.workloads.pods(workload.id, deleted=False)}
+        change = WorkloadUpdate()
+        change.pods, change.events = self._pod_changes(workload, statuses, known)
+        self._settle(workload, workload.plan(), statuses, ended_at=workload.completed_at or self._clock())
+        return change
+
+    def _settle(
+        self, workload: Workload, plan: ReplicaPlan, statuses: Sequence[PodStatus], *, ended_at: datetime
+    ) -> None:
+        """Pods still running when the workload ended get the grace period to exit on their
+        own (none with cleanPodPolicy All or Running), then are stopped: nothing outlives it."""
+        if not any(s.phase in {PodPhase.RUNNING, PodPhase.PENDING} for s in statuses):
+            return
+        grace = self._grace(workload)
+        linger = 0.0 if plan.clean_pod_policy in {CleanPodPolicy.ALL, CleanPodPolicy.RUNNING} else grace
+        remaining = (ended_at - self._clock()).total_seconds() + linger
+        if remaining > 0:
+            self._queue.add_after(workload.id, remaining)
+        elif not self._runtime.stop(workload.id, grace_seconds=grace):
+            self._queue.add_after(workload.id, self._settings.stop_poll_seconds)
+
+    def _pod_changes(
+        self, workload: Workload, statuses: Sequence[PodStatus], known: dict[str, Pod]
+    ) -> tuple[list[Pod], list[Event]]:
+        pods: list[Pod] = []
+        events: list[Event] = []
+        now = self._clock()
+        for status in statuses:
+            before = known.get(status.name)
+            pod = Pod(
+                id=before.id if before else self._new_id(),
+                workload_id=workload.id,
+                name=status.name,
+                role=status.role,
+                index=status.index,
+                phase=status.phase,
+                image=status.image,
+                created_at=before.created_at if before else (status.created_at or now),
+                node_name=status.node_name,
+                ip=status.ip,
+                started_at=status.started_at,
+                completed_at=status.finished_at,
+                restarts=status.restarts,
+                exit_code=status.exit_code,
+                message=status.message,
+            )
+            if before == pod:
+                continue
+            pods.append(pod)
+            if before is None or before.phase != pod.phase or before.restarts != pod.restarts:
+                events.append(self._pod_event(workload, pod))
+        return pods, events
+
+    def _pod_event(self, workload: Workload, pod: Pod) -> Event:
+        reasons = {
+            PodPhase.PENDING: ("Scheduled", EventType.NORMAL, f"pod {pod.name} assigned to {pod.node_name}"),
+            PodPhase.RUNNING: ("Started", EventType.NORMAL, f"pod {pod.name} started"),
+            PodPhase.SUCCEEDED: ("Completed", EventType.NORMAL, f"pod {pod.name} {pod.message}"),
+            PodPhase.FAILED: ("Failed", EventType.WARNING, f"pod {pod.name} {pod.message}"),
+            PodPhase.UNKNOWN: ("Unknown", EventType.WARNING, f"pod {pod.name} is in an unknown state"),
+        }
+        reason, kind, message = reasons[pod.phase]
+        return self._event(workload, reason, message, type=kind, kind="Pod", name=pod.name)
+
+    def _event(
+        self,
+        workload: Workload,
+        reason: str,
+        message: str,
+        *,
+        type: EventType = EventType.NORMAL,
+        kind: str = "Workload",
+        name: str | None = None,
+    ) -> Event:
+        return Event(
+            id=self._new_id(),
+            workload_id=workload.id,
+            created_at=self._clock(),
+            type=type,
+            reason=reason,
+            message=message,
+            object_kind=kind,
+            object_name=name or workload.name,
+        )
+
+    # --- scheduling -----------------------------------------------------------------------
+
+    def schedule(self) -> None:
+        """One cycle: admit the pending gangs that fit, in submission order, and start them."""
+        with self._db.read() as unit:
+            heads = unit.workloads.pending_heads(limit=SCHEDULE_BATCH)
+            admitted = unit.workloads.admitted()
+        if not heads:
+            return
+        capacity = self._runtime.capacity()
+        used = Resources()
+        for workload in admitted:
+            used += gang_request(workload.plan())
+        plans = {w.id: w.plan() for w in heads}
+        snapshot = Snapshot(
+            Resources(capacity.cpu_cores, capacity.memory_bytes, Decimal(capacity.gpus)), used
+        )
+        decisions = schedule(
+            snapshot, [Candidate(w.id, w.name, gang_request(plans[w.id])) for w in heads]
+        )
+        by_id = {w.id: w for w in heads}
+        for workload_id in decisions.admitted:
+            workload = by_id[workload_id]
+            self._runtime.start(workload, plans[workload_id])
+            change = WorkloadUpdate(phase=Phase.INITIALIZING, message="starting pods")
+            change.events.append(
+                self._event(workload, "Scheduled", f"all {len(plans[workload_id].replicas)} pods admitted together")
+            )
+            self._write(workload, change)
+            self._queue.add(workload_id)
+        for workload_id, message in decisions.parked.items():
+            workload = by_id[workload_id]
+            self._write(workload, WorkloadUpdate(message=message, parked=True))
+        for workload_id, message in decisions.waiting.items():
+            workload = by_id[workload_id]
+            if workload.phase_message != message:
+                self._write(workload, WorkloadUpdate(message=message))

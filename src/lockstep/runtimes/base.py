@@ -1,0 +1,87 @@
+"""The one small interface every runtime implements, and what it reports back.
+
+Invariants every implementation keeps: `start` creates only the pods that do not exist yet;
+`stop` and `delete` are idempotent and act only on what exists; `render` has no side effects
+and returns exactly what `start` would run (it is also the dry run).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+from typing import Any, Protocol
+
+from lockstep.domain.plan import ReplicaPlan
+from lockstep.domain.workload import PodPhase, Workload
+
+
+@dataclass(frozen=True, slots=True)
+class PodStatus:
+    """A pod as the runtime sees it now."""
+
+    name: str
+    role: str
+    index: int
+    phase: PodPhase
+    image: str
+    node_name: str
+    ip: str | None = None
+    created_at: datetime | None = None
+    started_at: datetime | None = None
+    finished_at: datetime | None = None
+    exit_code: int | None = None
+    restarts: int = 0
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Capacity:
+    """What the runtime's machines offer in total."""
+
+    cpu_cores: Decimal
+    memory_bytes: Decimal
+    gpus: int
+    node_name: str
+
+
+class PodStartError(Exception):
+    """A pod could not be started for a reason retrying will not fix (shown to the user)."""
+
+
+class Runtime(Protocol):
+    name: str
+
+    def render(self, workload: Workload, plan: ReplicaPlan) -> dict[str, Any]:
+        """What `start` would run, without running anything."""
+        ...
+
+    def start(self, workload: Workload, plan: ReplicaPlan) -> None:
+        """Create every pod of `plan` that does not exist yet."""
+        ...
+
+    def observe(self, workload_id: str) -> list[PodStatus]:
+        """The pods of a workload as they are now (empty when it has none)."""
+        ...
+
+    def restart_pod(self, workload: Workload, plan: ReplicaPlan, pod_name: str) -> None:
+        """Run a finished pod again (a new attempt with the same identity and ports)."""
+        ...
+
+    def stop(self, workload_id: str, *, grace_seconds: float) -> bool:
+        """Ask every running pod to stop; force it after the grace period. True when none runs."""
+        ...
+
+    def delete(self, workload_id: str) -> None:
+        """Forget a workload whose pods have stopped; a no-op when nothing is left."""
+        ...
+
+    def workload_ids(self) -> set[str]:
+        """Every workload the runtime holds pods of (for recovery)."""
+        ...
+
+    def capacity(self) -> Capacity:
+        ...
+
+    def close(self) -> None:
+        ...

@@ -1,0 +1,108 @@
+"""Process groups on Linux: start one behind a recording wrapper, tell whether it still lives,
+signal it, and find every process that carries a pod's marker.
+
+A pod's command runs under `/bin/sh`, which writes its own pid first and the command's exit
+status last, so the outcome is on disk even when lockstep was not running when it ended.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+
+POD_MARKER = "LOCKSTEP_POD_UID"
+"""Set in every pod's environment; finds processes that left their process group."""
+
+_WRAPPER = (
+    'echo $$ > "$0.pid"; trap true TERM; "$@"; status=$?; '
+    'echo "$status" > "$0.tmp" && mv "$0.tmp" "$0"; exit "$status"'
+)
+
+
+def spawn(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str],
+    cwd: Path,
+    log: Path,
+    exit_file: Path,
+) -> subprocess.Popen[bytes]:
+    """Start `argv` as the leader's child in a new session; output is appended to `log`."""
+    with log.open("ab") as output:
+        return subprocess.Popen(
+            ["/bin/sh", "-c", _WRAPPER, str(exit_file), *argv],
+            env=dict(env),
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            close_fds=True,
+        )
+
+
+def start_ticks(pid: int) -> int | None:
+    """The process's start time in clock ticks since boot; None if it is gone or a zombie."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return None
+    fields = stat[stat.rindex(")") + 2 :].split()
+    if fields[0] in {"Z", "X"}:
+        return None
+    return int(fields[19])
+
+
+def is_alive(pid: int, ticks: int) -> bool:
+    """Whether `pid` is still the process that started at `ticks` (pids are reused)."""
+    return start_ticks(pid) == ticks
+
+
+def signal_group(pgid: int, sig: signal.Signals) -> bool:
+    """Send `sig` to a process group; False when the group no longer exists."""
+    try:
+        os.killpg(pgid, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return False
+    return True
+
+
+def marked_processes(uid: str) -> Iterator[int]:
+    """Pids of every process whose environment holds this pod's marker."""
+    needle = f"{POD_MARKER}={uid}".encode() + b"\0"
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        with contextlib.suppress(OSError):
+            if needle in (entry / "environ").read_bytes():
+                yield int(entry.name)
+
+
+def kill_marked(uid: str) -> int:
+    """SIGKILL every process that carries the marker; how many were signalled."""
+    killed = 0
+    for pid in marked_processes(uid):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+            killed += 1
+    return killed
+
+
+def describe_exit(code: int) -> str:
+    """A person's reading of a pod's exit status."""
+    if code == 0:
+        return "exited with code 0"
+    if code == 127:
+        return "exited with code 127 (command not found)"
+    if code == 126:
+        return "exited with code 126 (command not executable)"
+    if code > 128:
+        with contextlib.suppress(ValueError):
+            return f"exited with code {code} (killed by {signal.Signals(code - 128).name})"
+    return f"exited with code {code}"

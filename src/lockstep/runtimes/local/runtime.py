@@ -1,0 +1,317 @@
+"""`LocalRuntime`: runs each pod of an admitted workload as a process group on this machine.
+
+State lives on disk (see state.py) before anything is started, so that after lockstep
+restarts it re-adopts live pods by pid and start time, reads the exit status of pods that ended
+while it was down, and kills any process of a pod it no longer knows.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import threading
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from lockstep.domain.plan import ReplicaPlan
+from lockstep.domain.workload import PodPhase, Workload
+from lockstep.frameworks.endpoints import Endpoint
+from lockstep.runtimes.base import Capacity, PodStartError, PodStatus
+from lockstep.runtimes.local import machine, processes
+from lockstep.runtimes.local.launch import LOOPBACK, Launch, PodIdentity, launch_of
+from lockstep.runtimes.local.state import PodFiles, PodState, read_json, write_json
+from lockstep.runtimes.local.watcher import ExitWatcher
+
+_PORTS = "ports.json"
+
+
+def free_port() -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((LOOPBACK, 0))
+        return int(probe.getsockname()[1])
+
+
+def _moment(timestamp: float | None) -> datetime | None:
+    return None if timestamp is None else datetime.fromtimestamp(timestamp, UTC)
+
+
+class LocalRuntime:
+    name = "local"
+
+    def __init__(
+        self,
+        root: Path,
+        *,
+        on_change: Callable[[str], None],
+        capacity: Capacity | None = None,
+        environ: Mapping[str, str] | None = None,
+        wall_clock: Callable[[], float] = time.time,
+    ) -> None:
+        self._root = root
+        self._root.mkdir(parents=True, exist_ok=True)
+        self._capacity = capacity or machine.detect()
+        self._environ = dict(os.environ if environ is None else environ)
+        self._now = wall_clock
+        self._lock = threading.RLock()
+        self._children: dict[int, subprocess.Popen[bytes]] = {}
+        self._watcher = ExitWatcher(on_change)
+        self._readopt()
+
+    # --- the Runtime interface ---------------------------------------------------------
+
+    def render(self, workload: Workload, plan: ReplicaPlan) -> dict[str, Any]:
+        ports = self._read_ports(workload.id) or {r.pod_name: 0 for r in plan.replicas}
+        pods: list[dict[str, Any]] = []
+        for replica in plan.replicas:
+            try:
+                launch = self._launch(workload, plan, replica.pod_name, ports, uid="<assigned at start>")
+                pods.append(launch.to_json())
+            except PodStartError as error:
+                pods.append({"podName": replica.pod_name, "error": str(error)})
+        return {"runtime": self.name, "node": self._capacity.node_name, "pods": pods}
+
+    def start(self, workload: Workload, plan: ReplicaPlan) -> None:
+        with self._lock:
+            ports = self._ensure_ports(workload.id, plan)
+            for replica in plan.replicas:
+                files = self._files(workload.id, replica.pod_name)
+                if files.state.exists():
+                    self._resume_launch(workload.id, files)
+                    continue
+                files.directory.mkdir(parents=True, exist_ok=True)
+                state = PodState(
+                    uid=str(uuid.uuid4()),
+                    role=replica.role.value,
+                    index=replica.index,
+                    image=replica.spec.image or "",
+                    created_at=self._now(),
+                )
+                try:
+                    launch = self._launch(workload, plan, replica.pod_name, ports, uid=state.uid)
+                except PodStartError as error:
+                    files.write_state(state.evolve(error=str(error)))
+                    continue
+                write_json(files.launch, launch.to_json(), mode=0o600)
+                files.write_state(state)
+                self._spawn(workload.id, files, state, launch)
+
+    def observe(self, workload_id: str) -> list[PodStatus]:
+        with self._lock:
+            directory = self._root / workload_id
+            if not directory.is_dir():
+                return []
+            statuses = []
+            for pod_dir in sorted(p for p in directory.iterdir() if p.is_dir()):
+                status = self._status(PodFiles(pod_dir))
+                if status is not None:
+                    statuses.append(status)
+            return statuses
+
+    def restart_pod(self, workload: Workload, plan: ReplicaPlan, pod_name: str) -> None:
+        with self._lock:
+            files = self._files(workload.id, pod_name)
+            state = files.read_state()
+            launch = Launch.from_json(read_json(files.launch))
+            state = state.evolve(attempt=state.attempt + 1, pid=None, ticks=None, started_at=None)
+            files.write_state(state)
+            self._spawn(workload.id, files, state, launch)
+
+    def stop(self, workload_id: str, *, grace_seconds: float) -> bool:
+        with self._lock:
+            directory = self._root / workload_id
+            if not directory.is_dir():
+                return True
+            now = self._now()
+            running = False
+            for pod_dir in (p for p in directory.iterdir() if p.is_dir()):
+                files = PodFiles(pod_dir)
+                state = files.read_state()
+                if not self._alive(state):
+                    self._sweep(state)
+                    continue
+                assert state.pid is not None
+                if state.stop_deadline is None:
+                    files.write_state(state.evolve(stop_deadline=now + grace_seconds))
+                    processes.signal_group(state.pid, signal.SIGTERM)
+                    running = True
+                elif now >= state.stop_deadline:
+                    processes.signal_group(state.pid, signal.SIGKILL)
+                    self._sweep(state)
+                    running = self._alive(state)
+                else:
+                    running = True
+            return not running
+
+    def stop_deadline(self, workload_id: str) -> float | None:
+        """The earliest moment a pending stop of this workload turns forceful."""
+        with self._lock:
+            directory = self._root / workload_id
+            if not directory.is_dir():
+                return None
+            deadlines = [
+                state.stop_deadline
+                for pod_dir in directory.iterdir()
+                if pod_dir.is_dir()
+                and (state := PodFiles(pod_dir).read_state()).stop_deadline is not None
+                and self._alive(state)
+            ]
+            return min(deadlines, default=None)
+
+    def delete(self, workload_id: str) -> None:
+        with self._lock:
+            directory = self._root / workload_id
+            if directory.is_dir():
+                shutil.rmtree(directory, ignore_errors=True)
+
+    def workload_ids(self) -> set[str]:
+        with self._lock:
+            return {p.name for p in self._root.iterdir() if p.is_dir()}
+
+    def capacity(self) -> Capacity:
+        return self._capacity
+
+    def log_path(self, workload_id: str, pod_name: str) -> Path:
+        return self._files(workload_id, pod_name).log
+
+    def close(self) -> None:
+        self._watcher.close()
+
+    # --- pods ---------------------------------------------------------------------------
+
+    def _files(self, workload_id: str, pod_name: str) -> PodFiles:
+        return PodFiles(self._root / workload_id / pod_name)
+
+    def _read_ports(self, workload_id: str) -> dict[str, int] | None:
+        path = self._root / workload_id / _PORTS
+        return read_json(path) if path.exists() else None
+
+    def _ensure_ports(self, workload_id: str, plan: ReplicaPlan) -> dict[str, int]:
+        ports = self._read_ports(workload_id)
+        if ports is None:
+            (self._root / workload_id).mkdir(parents=True, exist_ok=True)
+            ports = {replica.pod_name: free_port() for replica in plan.replicas}
+            write_json(self._root / workload_id / _PORTS, ports)
+        return ports
+
+    def _launch(
+        self, workload: Workload, plan: ReplicaPlan, pod_name: str, ports: dict[str, int], *, uid: str
+    ) -> Launch:
+        endpoints = {name: Endpoint(LOOPBACK, port) for name, port in ports.items()}
+        identity = PodIdentity(
+            uid=uid, name=pod_name, namespace=workload.namespace, node_name=self._capacity.node_name
+        )
+        return launch_of(plan, plan.replica(pod_name), pod=identity, endpoints=endpoints, inherited=self._environ)
+
+    def _spawn(self, workload_id: str, files: PodFiles, state: PodState, launch: Launch) -> None:
+        cwd = Path(launch.working_dir) if launch.working_dir else files.directory
+        if not cwd.is_dir():
+            files.write_state(
+                state.evolve(error=f"the working directory {cwd} does not exist on {self._capacity.node_name}")
+            )
+            return
+        try:
+            child = processes.spawn(
+                launch.argv, env=launch.env, cwd=cwd, log=files.log, exit_file=files.exit_file(state.attempt)
+            )
+        except OSError as error:
+            files.write_state(state.evolve(error=f"could not start the pod: {error}"))
+            return
+        ticks = processes.start_ticks(child.pid)
+        files.write_state(state.evolve(pid=child.pid, ticks=ticks, started_at=self._now()))
+        self._children[child.pid] = child
+        self._watcher.watch(child.pid, workload_id, child)
+
+    def _resume_launch(self, workload_id: str, files: PodFiles) -> None:
+        """A pod whose launch was cut short by a crash: adopt its process or start it again."""
+        state = files.read_state()
+        if state.pid is not None or state.error is not None:
+            return
+        pid = files.wrapper_pid(state.attempt)
+        ticks = None if pid is None else processes.start_ticks(pid)
+        if pid is not None and ticks is not None:
+            files.write_state(state.evolve(pid=pid, ticks=ticks, started_at=self._now()))
+            self._watcher.watch(pid, workload_id)
+            return
+        if files.exit_code(state.attempt) is None and files.launch.exists():
+            processes.kill_marked(state.uid)
+            self._spawn(workload_id, files, state, Launch.from_json(read_json(files.launch)))
+
+    def _alive(self, state: PodState) -> bool:
+        return state.pid is not None and state.ticks is not None and processes.is_alive(state.pid, state.ticks)
+
+    def _sweep(self, state: PodState) -> None:
+        """Kill whatever is left of a finished pod: its group, and escapees carrying its marker."""
+        if state.pid is not None:
+            processes.signal_group(state.pid, signal.SIGKILL)
+            child = self._children.pop(state.pid, None)
+            if child is not None:
+                child.poll()
+        processes.kill_marked(state.uid)
+
+    def _status(self, files: PodFiles) -> PodStatus | None:
+        try:
+            state = files.read_state()
+        except FileNotFoundError:
+            return None
+        common: dict[str, Any] = {
+            "name": files.directory.name,
+            "role": state.role,
+            "index": state.index,
+            "image": state.image,
+            "node_name": self._capacity.node_name,
+            "created_at": _moment(state.created_at),
+            "started_at": _moment(state.started_at),
+            "restarts": state.attempt,
+        }
+        if state.error is not None:
+            return PodStatus(phase=PodPhase.FAILED, message=state.error, **common)
+        if state.pid is None:
+            return PodStatus(phase=PodPhase.PENDING, message="starting", **common)
+        if self._alive(state):
+            return PodStatus(phase=PodPhase.RUNNING, ip=LOOPBACK, **common)
+        self._sweep(state)
+        code = files.exit_code(state.attempt)
+        finished = _moment(_mtime(files.exit_file(state.attempt))) or _moment(self._now())
+        if code is None:
+            message = (
+                "stopped by lockstep"
+                if state.stop_deadline is not None
+                else "the pod's process ended without recording an exit status"
+            )
+            return PodStatus(phase=PodPhase.FAILED, message=message, finished_at=finished, **common)
+        return PodStatus(
+            phase=PodPhase.SUCCEEDED if code == 0 else PodPhase.FAILED,
+            exit_code=code,
+            message=processes.describe_exit(code),
+            finished_at=finished,
+            **common,
+        )
+
+    # --- recovery -----------------------------------------------------------------------
+
+    def _readopt(self) -> None:
+        """Watch every live pod left by a previous run of lockstep."""
+        for workload_dir in (p for p in self._root.iterdir() if p.is_dir()):
+            for pod_dir in (p for p in workload_dir.iterdir() if p.is_dir()):
+                files = PodFiles(pod_dir)
+                with contextlib.suppress(FileNotFoundError):
+                    state = files.read_state()
+                    if self._alive(state):
+                        assert state.pid is not None
+                        self._watcher.watch(state.pid, workload_dir.name)
+
+
+def _mtime(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except FileNotFoundError:
+        return None

@@ -1,0 +1,96 @@
+"""The local runtime's own durable state: one directory per workload and per pod.
+
+    <root>/<workload id>/ports.json          the port of each pod, fixed before any start
+    <root>/<workload id>/<pod>/launch.json   argv, environment, working directory (mode 0600)
+    <root>/<workload id>/<pod>/state.json    attempt, pid, start ticks, stop request, error
+    <root>/<workload id>/<pod>/exit-<n>      exit status of attempt n, written by the wrapper
+    <root>/<workload id>/<pod>/exit-<n>.pid  the wrapper's pid, written first thing
+    <root>/<workload id>/<pod>/log           everything the pod printed, all attempts
+
+Every file is replaced atomically, so a crash at any point leaves a readable state.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+
+def write_json(path: Path, data: Any, *, mode: int = 0o644) -> None:
+    """Replace `path` atomically with `data` as JSON, durably."""
+    temporary = path.with_name(path.name + ".tmp")
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    with os.fdopen(descriptor, "wb") as handle:
+        handle.write(orjson.dumps(data))
+        handle.flush()
+        os.fsync(handle.fileno())
+    temporary.replace(path)
+
+
+def read_json(path: Path) -> Any:
+    return orjson.loads(path.read_bytes())
+
+
+@dataclass(frozen=True, slots=True)
+class PodState:
+    """What the runtime knows about a pod's current attempt."""
+
+    uid: str
+    role: str
+    index: int
+    image: str
+    created_at: float
+    attempt: int = 0
+    pid: int | None = None
+    ticks: int | None = None
+    started_at: float | None = None
+    stop_deadline: float | None = None
+    error: str | None = None
+
+    def evolve(self, **changes: Any) -> PodState:
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True, slots=True)
+class PodFiles:
+    directory: Path
+
+    @property
+    def launch(self) -> Path:
+        return self.directory / "launch.json"
+
+    @property
+    def state(self) -> Path:
+        return self.directory / "state.json"
+
+    @property
+    def log(self) -> Path:
+        return self.directory / "log"
+
+    def exit_file(self, attempt: int) -> Path:
+        return self.directory / f"exit-{attempt}"
+
+    def pid_file(self, attempt: int) -> Path:
+        return self.directory / f"exit-{attempt}.pid"
+
+    def read_state(self) -> PodState:
+        return PodState(**read_json(self.state))
+
+    def write_state(self, state: PodState) -> None:
+        write_json(self.state, asdict(state))
+
+    def exit_code(self, attempt: int) -> int | None:
+        try:
+            return int(self.exit_file(attempt).read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None
+
+    def wrapper_pid(self, attempt: int) -> int | None:
+        try:
+            return int(self.pid_file(attempt).read_text().strip())
+        except (FileNotFoundError, ValueError):
+            return None

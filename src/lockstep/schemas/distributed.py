@@ -1,0 +1,145 @@
+"""The distributed workload: its creation request, worker and master specs, and the response."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from uuid import UUID
+
+from pydantic import Field
+
+from lockstep.schemas.base import NonEmpty, ResponseModel, StringId, WireModel
+from lockstep.schemas.compute import Compute
+from lockstep.schemas.pod import (
+    Annotation,
+    EnvironmentVariable,
+    ExposedUrl,
+    ImagePullPolicy,
+    ImagePullSecret,
+    Label,
+    NodeAffinityRequired,
+    PodAffinity,
+    Port,
+    Preemptibility,
+    Probes,
+    RelatedUrl,
+    RestartPolicy,
+    Toleration,
+)
+from lockstep.schemas.security import Security
+from lockstep.schemas.storage import Storage
+
+DEFAULT_BACKOFF_LIMIT = 6
+DEFAULT_SLOTS_PER_WORKER = 1
+DEFAULT_SSH_AUTH_MOUNT_PATH = "/root/.ssh"
+
+
+class DistributedFramework(StrEnum):
+    MPI = "MPI"
+    PYTORCH = "PyTorch"
+    TF = "TF"
+    XGBOOST = "XGBoost"
+    JAX = "JAX"
+
+
+class MpiLauncherCreationPolicy(StrEnum):
+    AT_STARTUP = "AtStartup"
+    WAIT_FOR_WORKERS_READY = "WaitForWorkersReady"
+
+
+class CleanPodPolicy(StrEnum):
+    NONE = "None"
+    ALL = "All"
+    RUNNING = "Running"
+
+
+class PodSpec(WireModel):
+    """What one replica runs and how: the master's spec, and the part of the worker's spec
+    that is not about the distributed topology."""
+
+    annotations: list[Annotation] | None = None
+    args: NonEmpty | None = None
+    auto_deletion_time_after_completion_seconds: int | None = None
+    backoff_limit: int | None = None
+    category: str | None = None
+    command: NonEmpty | None = None
+    compute: Compute | None = None
+    create_home_dir: bool | None = None
+    environment_variables: list[EnvironmentVariable] | None = None
+    exposed_urls: list[ExposedUrl] | None = None
+    image: NonEmpty | None = None
+    image_pull_policy: ImagePullPolicy | None = None
+    image_pull_secrets: list[ImagePullSecret] | None = None
+    labels: list[Label] | None = None
+    node_affinity_required: NodeAffinityRequired | None = None
+    node_pools: list[str] | None = None
+    node_type: NonEmpty | None = None
+    pod_affinity: PodAffinity | None = None
+    ports: list[Port] | None = None
+    preemptibility: Preemptibility | None = None
+    priority_class: str | None = None
+    probes: Probes | None = None
+    related_urls: list[RelatedUrl] | None = None
+    restart_policy: RestartPolicy | None = None
+    security: Security | None = None
+    stdin: bool | None = None
+    storage: Storage | None = None
+    terminate_after_preemption: bool | None = None
+    termination_grace_period_seconds: int | None = Field(default=None, ge=0)
+    tolerations: list[Toleration] | None = None
+    tty: bool | None = None
+    working_dir: NonEmpty | None = None
+
+
+class MasterSpec(PodSpec):
+    """The master's (PyTorch, XGBoost), chief's (TF) or launcher's (MPI) own spec."""
+
+
+class WorkerSpec(PodSpec):
+    """The `spec` of a distributed workload: the workers' pod spec plus the topology."""
+
+    clean_pod_policy: CleanPodPolicy | None = None
+    distributed_framework: DistributedFramework | None = None
+    max_replicas: int | None = None
+    min_replicas: int | None = None
+    mpi_launcher_creation_policy: MpiLauncherCreationPolicy | None = None
+    num_workers: int | None = Field(default=None, ge=1)
+    slots_per_worker: int | None = Field(default=None, ge=1)
+    ssh_auth_mount_path: str | None = None
+
+    def pod_spec(self) -> PodSpec:
+        """The worker spec without its topology fields: what a same-as-worker master runs."""
+        names = self.model_fields_set & set(PodSpec.model_fields)
+        return PodSpec.model_construct(names, **{name: getattr(self, name) for name in names})
+
+
+class DistributedCreationRequest(WireModel):
+    """The body of `POST /api/v1/workloads/distributed`."""
+
+    name: NonEmpty
+    use_given_name_as_prefix: bool | None = None
+    project_id: StringId
+    cluster_id: UUID
+    template_id: UUID | None = None
+    spec: WorkerSpec | None = None
+    master_spec_same_as_worker: bool | None = None
+    master_spec: MasterSpec | None = None
+
+
+class DistributedWorkload(ResponseModel):
+    """The body of a distributed workload as create and get return it."""
+
+    name: str
+    requested_name: str
+    workload_id: UUID
+    project_id: str
+    department_id: str | None = None
+    cluster_id: UUID
+    created_by: str
+    created_at: datetime
+    deleted_at: datetime | None = None
+    desired_phase: str
+    actual_phase: str | None = None
+    spec: WorkerSpec | None = None
+    master_spec_same_as_worker: bool | None = None
+    master_spec: MasterSpec | None = None

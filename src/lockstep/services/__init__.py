@@ -1,0 +1,1 @@
+"""Use cases: each public method is one transaction with its access check. Routes call these."""

@@ -1,0 +1,151 @@
+"""Identity use cases: tokens for applications, the first-start bootstrap, and administration
+of applications and access rules (used by `lockstep admin`)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+
+from lockstep.auth.credentials import generate_secret, hash_secret, verify_secret
+from lockstep.auth.tokens import IssuedToken, Principal, TokenAuthority
+from lockstep.domain.clock import Clock
+from lockstep.domain.errors import Conflict, InvalidRequest, NotFound, Unauthenticated
+from lockstep.domain.identity import AccessRule, Application, Role, ScopeType, SubjectType
+from lockstep.schemas.tokens import GrantType, TokenRequest
+from lockstep.store.database import Database, UnitOfWork
+
+SUPPORTED_GRANTS = frozenset({GrantType.APP_TOKEN.value, GrantType.CLIENT_CREDENTIALS.value})
+SYSTEM = "system"
+BOOTSTRAP_ACTOR = "lockstep"
+
+
+@dataclass(frozen=True, slots=True)
+class BootstrapResult:
+    """What the first start created; `client_secret` is set only when lockstep generated it."""
+
+    cluster_id: str
+    department_id: str
+    project_id: str
+    client_id: str
+    client_secret: str | None
+
+
+class IdentityService:
+    def __init__(self, database: Database, *, clock: Clock, tokens: TokenAuthority) -> None:
+        self._db = database
+        self._clock = clock
+        self._tokens = tokens
+
+    def issue_token(self, request: TokenRequest) -> IssuedToken:
+        grant = request.grant_type
+        if grant is None:
+            raise InvalidRequest.of("grantType", "required")
+        if grant not in SUPPORTED_GRANTS:
+            raise InvalidRequest.of(
+                "grantType", f"{grant!r} is not supported; use app_token or client_credentials"
+            )
+        if not request.client_id:
+            raise InvalidRequest.of("clientId", "required (AppId for the app_token grant)")
+        if not request.client_secret:
+            raise InvalidRequest.of("clientSecret", "required (AppSecret for the app_token grant)")
+        with self._db.read() as unit:
+            application = unit.identity.application(request.client_id)
+        if application is None or not verify_secret(request.client_secret, application.secret_hash):
+            raise Unauthenticated("the client id or secret is not valid")
+        return self._tokens.issue(Principal(SubjectType.APP, application.client_id, application.client_id))
+
+    def bootstrap(self, *, client_id: str | None, client_secret: str | None) -> BootstrapResult | None:
+        """On an empty store: one cluster, department and project, and an administrator
+        application. Returns None when the store was not empty."""
+        with self._db.write() as unit:
+            if unit.organization.count_clusters() or unit.identity.count_applications():
+                return None
+            now = self._clock()
+            cluster = unit.organization.add_cluster(str(uuid.uuid4()), "local", now)
+            department = unit.organization.add_department(
+                name="default", cluster_id=cluster.id, created_by=BOOTSTRAP_ACTOR, resources=[], now=now
+            )
+            project = unit.organization.add_project(
+                name="default",
+                cluster_id=cluster.id,
+                department_id=department.id,
+                created_by=BOOTSTRAP_ACTOR,
+                requested_namespace=None,
+                resources=[],
+                now=now,
+            )
+            generated = None if client_id and client_secret else generate_secret()
+            admin_id = client_id if client_id and client_secret else "admin"
+            secret = client_secret if client_id and client_secret else generated
+            assert secret is not None
+            self._add_application(unit, admin_id, secret)
+            unit.identity.add_rule(
+                subject_type=SubjectType.APP,
+                subject_id=admin_id,
+                role=Role.SYSTEM_ADMINISTRATOR,
+                scope_type=ScopeType.SYSTEM,
+                scope_id=SYSTEM,
+                created_by=BOOTSTRAP_ACTOR,
+                now=now,
+            )
+        return BootstrapResult(cluster.id, department.id, project.id, admin_id, generated)
+
+    def _add_application(self, unit: UnitOfWork, client_id: str, secret: str) -> Application:
+        return unit.identity.add_application(
+            client_id=client_id, secret_hash=hash_secret(secret), created_by=BOOTSTRAP_ACTOR, now=self._clock()
+        )
+
+    def create_application(self, client_id: str, *, secret: str | None = None) -> tuple[Application, str]:
+        """A new application and its secret (generated unless given), shown only this once."""
+        secret = secret or generate_secret()
+        with self._db.write() as unit:
+            return self._add_application(unit, client_id, secret), secret
+
+    def grant(
+        self, *, client_id: str, role: Role, scope_type: ScopeType, scope_id: str
+    ) -> AccessRule:
+        with self._db.write() as unit:
+            if unit.identity.application(client_id) is None:
+                raise NotFound(f"no application is named {client_id!r}")
+            scope_id = _checked_scope(unit, scope_type, scope_id)
+            return unit.identity.add_rule(
+                subject_type=SubjectType.APP,
+                subject_id=client_id,
+                role=role,
+                scope_type=scope_type,
+                scope_id=scope_id,
+                created_by=BOOTSTRAP_ACTOR,
+                now=self._clock(),
+            )
+
+    def revoke(self, rule_id: int) -> None:
+        with self._db.write() as unit:
+            if not unit.identity.delete_rule(rule_id):
+                raise NotFound(f"no access rule has the id {rule_id}")
+
+    def applications(self) -> list[Application]:
+        with self._db.read() as unit:
+            return unit.identity.applications()
+
+    def rules(self) -> list[AccessRule]:
+        with self._db.read() as unit:
+            return unit.identity.rules()
+
+
+def _checked_scope(unit: UnitOfWork, scope_type: ScopeType, scope_id: str) -> str:
+    found: object
+    match scope_type:
+        case ScopeType.SYSTEM:
+            return SYSTEM
+        case ScopeType.CLUSTER:
+            found = unit.organization.cluster(scope_id)
+        case ScopeType.DEPARTMENT:
+            found = unit.organization.department(scope_id)
+        case ScopeType.PROJECT:
+            found = unit.organization.project(scope_id)
+    if found is None:
+        raise NotFound(f"no {scope_type.value} has the id {scope_id!r}")
+    return scope_id
+
+
+__all__ = ["BootstrapResult", "Conflict", "IdentityService"]

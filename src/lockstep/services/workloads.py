@@ -1,0 +1,216 @@
+"""Workload use cases: create, read, list, delete, suspend and resume distributed workloads.
+
+Each method runs in one transaction, checks the caller's access rules inside it, and tells the
+reconciler about the workload only after the commit (a 202 means the workload is stored).
+"""
+
+from __future__ import annotations
+
+import secrets
+import string
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from typing import Generic, TypeVar
+
+from lockstep.auth.access import Access, Action, Resource, Scope
+from lockstep.auth.tokens import Principal
+from lockstep.services.access import access_of
+from lockstep.domain.clock import Clock
+from lockstep.domain.errors import Conflict, InvalidRequest, NotFound
+from lockstep.domain.listing import ListQuery, SortOrder
+from lockstep.domain.phases import DesiredPhase, Phase
+from lockstep.domain.priorities import TRAIN, priority_of
+from lockstep.domain.rules import check_request
+from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
+from lockstep.schemas.distributed import DistributedCreationRequest, DistributedFramework
+from lockstep.store.database import Database, UnitOfWork
+from lockstep.store.workloads import WorkloadRow
+
+_SUFFIX_ALPHABET = string.ascii_lowercase + string.digits
+
+
+def name_suffix() -> str:
+    """`-` and five random lower-case letters or digits (`useGivenNameAsPrefix`)."""
+    return "-" + "".join(secrets.choice(_SUFFIX_ALPHABET) for _ in range(5))
+
+
+def scope_of(workload: Workload) -> Scope:
+    return Scope(workload.cluster_id, workload.department_id, workload.project_id)
+
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class PageOf(Generic[T]):
+    items: list[T]
+    has_more: bool
+
+
+class WorkloadService:
+    def __init__(
+        self,
+        database: Database,
+        *,
+        clock: Clock,
+        notify: Callable[[str], None],
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+    ) -> None:
+        self._db = database
+        self._clock = clock
+        self._notify = notify
+        self._new_id = new_id
+
+    def create(self, caller: Principal, request: DistributedCreationRequest) -> WorkloadRow:
+        violations = check_request(request)
+        if violations:
+            raise InvalidRequest(violations)
+        assert request.spec is not None and request.spec.distributed_framework is not None
+        with self._db.write() as unit:
+            project = unit.organization.project(request.project_id)
+            cluster_id = str(request.cluster_id)
+            if project is None:
+                raise InvalidRequest.of("projectId", f"no project has the id {request.project_id!r}")
+            if unit.organization.cluster(cluster_id) is None:
+                raise InvalidRequest.of("clusterId", f"no cluster has the id {cluster_id!r}")
+            if project.cluster_id != cluster_id:
+                raise InvalidRequest.of(
+                    "projectId", f"project {project.id} is not in cluster {cluster_id}"
+                )
+            scope = Scope(cluster_id, project.department_id, project.id)
+            access_of(unit, caller).check(Action.CREATE, Resource.WORKLOADS, scope)
+            name = request.name
+            if request.use_given_name_as_prefix:
+                name += name_suffix()
+            now = self._clock()
+            wire = request.to_wire()
+            priority_class = request.spec.priority_class or TRAIN
+            workload = Workload(
+                id=self._new_id(),
+                name=name,
+                requested_name=request.name,
+                project_id=project.id,
+                department_id=project.department_id,
+                cluster_id=cluster_id,
+                created_by=caller.name,
+                created_at=now,
+                desired_phase=DesiredPhase.RUNNING,
+                actual_phase=Phase.CREATING,
+                phase_message="",
+                phase_updated_at=now,
+                framework=DistributedFramework(request.spec.distributed_framework),
+                request={
+                    key: wire[key]
+                    for key in ("spec", "masterSpecSameAsWorker", "masterSpec")
+                    if key in wire
+                },
+                priority_class=priority_class,
+                priority=priority_of(priority_class),
+                category=request.spec.category,
+            )
+            unit.workloads.insert(workload)
+            department = unit.organization.department(project.department_id)
+            row = WorkloadRow(workload, project.name, department.name if department else "")
+        self._notify(workload.id)
+        return row
+
+    def get(self, caller: Principal, workload_id: str) -> WorkloadRow:
+        with self._db.read() as unit:
+            row = unit.workloads.get_row(workload_id)
+            if row is None:
+                raise NotFound(f"no workload has the id {workload_id!r}")
+            access_of(unit, caller).check(Action.READ, Resource.WORKLOADS, scope_of(row.workload))
+            return row
+
+    def delete(self, caller: Principal, workload_id: str) -> None:
+        with self._db.write() as unit:
+            workload = unit.workloads.get(workload_id, include_deleted=True)
+            if workload is None:
+                raise NotFound(f"no workload has the id {workload_id!r}")
+            access_of(unit, caller).check(Action.DELETE, Resource.WORKLOADS, scope_of(workload))
+            if workload.desired_phase is DesiredPhase.DELETED:
+                return
+            unit.workloads.set_desired_phase(workload_id, DesiredPhase.DELETED, self._clock())
+        self._notify(workload_id)
+
+    def suspend(self, caller: Principal, workload_id: str) -> None:
+        self._set_desired(caller, workload_id, DesiredPhase.STOPPED)
+
+    def resume(self, caller: Principal, workload_id: str) -> None:
+        self._set_desired(caller, workload_id, DesiredPhase.RUNNING)
+
+    def _set_desired(self, caller: Principal, workload_id: str, desired: DesiredPhase) -> None:
+        with self._db.write() as unit:
+            workload = unit.workloads.get(workload_id)
+            if workload is None:
+                raise NotFound(f"no workload has the id {workload_id!r}")
+            access_of(unit, caller).check(Action.UPDATE, Resource.WORKLOADS, scope_of(workload))
+            if workload.desired_phase is DesiredPhase.DELETED:
+                raise Conflict(f"workload {workload.name!r} is being deleted")
+            if workload.actual_phase.is_terminal:
+                raise Conflict(
+                    f"workload {workload.name!r} is {workload.actual_phase}; "
+                    "a finished workload cannot be suspended or resumed"
+                )
+            if workload.desired_phase is desired:
+                return
+            unit.workloads.set_desired_phase(workload_id, desired, self._clock())
+        self._notify(workload_id)
+
+    def list(self, caller: Principal, query: ListQuery) -> PageOf[WorkloadRow]:
+        with self._db.read() as unit:
+            scoped = _readable(unit, caller, query)
+            if scoped is None:
+                return PageOf([], False)
+            rows, more = unit.workloads.list(scoped)
+            return PageOf(rows, more)
+
+    def count(self, caller: Principal, query: ListQuery) -> int:
+        with self._db.read() as unit:
+            scoped = _readable(unit, caller, query)
+            return 0 if scoped is None else unit.workloads.count(scoped)
+
+    def pods(self, caller: Principal, workload_id: str, *, deleted: bool | None) -> tuple[WorkloadRow, list[Pod]]:
+        with self._db.read() as unit:
+            row = self._readable_row(unit, caller, workload_id)
+            return row, unit.workloads.pods(workload_id, deleted=deleted)
+
+    def events(
+        self, caller: Principal, workload_id: str, *, offset: int, limit: int, order: SortOrder
+    ) -> tuple[WorkloadRow, list[Event]]:
+        with self._db.read() as unit:
+            row = self._readable_row(unit, caller, workload_id)
+            return row, unit.workloads.events(workload_id, offset=offset, limit=limit, order=order)
+
+    def history(
+        self, caller: Principal, workload_id: str, *, offset: int, limit: int
+    ) -> tuple[WorkloadRow, list[PhaseChange | Event]]:
+        with self._db.read() as unit:
+            row = self._readable_row(unit, caller, workload_id)
+            return row, unit.workloads.history(workload_id, offset=offset, limit=limit)
+
+    def _readable_row(self, unit: UnitOfWork, caller: Principal, workload_id: str) -> WorkloadRow:
+        row = unit.workloads.get_row(workload_id)
+        if row is None:
+            raise NotFound(f"no workload has the id {workload_id!r}")
+        access_of(unit, caller).check(Action.READ, Resource.WORKLOADS, scope_of(row.workload))
+        return row
+
+
+
+def _readable(unit: UnitOfWork, caller: Principal, query: ListQuery) -> ListQuery | None:
+    """`query` narrowed to the projects the caller may read; None when there are none."""
+    access = access_of(unit, caller)
+    if access.is_system_wide:
+        return query
+    readable = frozenset(
+        project.id
+        for project in unit.organization.projects()
+        if access.allows(
+            Action.READ,
+            Resource.WORKLOADS,
+            Scope(project.cluster_id, project.department_id, project.id),
+        )
+    )
+    return replace(query, project_ids=readable) if readable else None

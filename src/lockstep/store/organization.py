@@ -1,0 +1,148 @@
+"""The organization repository: clusters, departments and projects."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+import orjson
+from sqlalchemy import Connection, func, insert, select
+from sqlalchemy.exc import IntegrityError
+
+from lockstep.domain.errors import Conflict
+from lockstep.domain.organization import Cluster, Department, Project
+from lockstep.store.tables import clusters, departments, projects
+
+
+def _cluster(row: Any) -> Cluster:
+    return Cluster(row.id, row.name, row.created_at, row.updated_at)
+
+
+def _department(row: Any) -> Department:
+    return Department(
+        id=str(row.id),
+        name=row.name,
+        cluster_id=row.cluster_id,
+        created_by=row.created_by,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        resources=orjson.loads(row.resources),
+    )
+
+
+def _project(row: Any) -> Project:
+    return Project(
+        id=str(row.id),
+        name=row.name,
+        cluster_id=row.cluster_id,
+        department_id=str(row.department_id),
+        created_by=row.created_by,
+        created_at=row.created_at,
+        updated_at=row.updated_at,
+        requested_namespace=row.requested_namespace,
+        resources=orjson.loads(row.resources),
+    )
+
+
+def _as_int(value: str) -> int | None:
+    return int(value) if value.isdigit() else None
+
+
+class OrganizationRepository:
+    def __init__(self, connection: Connection) -> None:
+        self._db = connection
+
+    def _insert(self, table: Any, values: dict[str, Any], what: str) -> Any:
+        nested = self._db.begin_nested()
+        try:
+            row = self._db.execute(insert(table).returning(table), values).one()
+        except IntegrityError as error:
+            nested.rollback()
+            raise Conflict(f"{what} named {values['name']!r} already exists") from error
+        nested.commit()
+        return row
+
+    def add_cluster(self, cluster_id: str, name: str, now: datetime) -> Cluster:
+        values = {"id": cluster_id, "name": name, "created_at": now, "updated_at": now}
+        return _cluster(self._insert(clusters, values, "a cluster"))
+
+    def add_department(
+        self, *, name: str, cluster_id: str, created_by: str, resources: list[Any], now: datetime
+    ) -> Department:
+        values = {
+            "name": name,
+            "cluster_id": cluster_id,
+            "created_by": created_by,
+            "resources": orjson.dumps(resources).decode(),
+            "created_at": now,
+            "updated_at": now,
+        }
+        return _department(self._insert(departments, values, "a department"))
+
+    def add_project(
+        self,
+        *,
+        name: str,
+        cluster_id: str,
+        department_id: str,
+        created_by: str,
+        requested_namespace: str | None,
+        resources: list[Any],
+        now: datetime,
+    ) -> Project:
+        values = {
+            "name": name,
+            "cluster_id": cluster_id,
+            "department_id": int(department_id),
+            "created_by": created_by,
+            "requested_namespace": requested_namespace,
+            "resources": orjson.dumps(resources).decode(),
+            "created_at": now,
+            "updated_at": now,
+        }
+        return _project(self._insert(projects, values, "a project"))
+
+    def count_clusters(self) -> int:
+        return int(self._db.execute(select(func.count()).select_from(clusters)).scalar_one())
+
+    def clusters(self) -> list[Cluster]:
+        rows = self._db.execute(select(clusters).order_by(clusters.c.created_at)).all()
+        return [_cluster(r) for r in rows]
+
+    def cluster(self, cluster_id: str) -> Cluster | None:
+        row = self._db.execute(select(clusters).where(clusters.c.id == cluster_id)).first()
+        return None if row is None else _cluster(row)
+
+    def departments(self) -> list[Department]:
+        rows = self._db.execute(select(departments).order_by(departments.c.id)).all()
+        return [_department(r) for r in rows]
+
+    def department(self, department_id: str) -> Department | None:
+        key = _as_int(department_id)
+        if key is None:
+            return None
+        row = self._db.execute(select(departments).where(departments.c.id == key)).first()
+        return None if row is None else _department(row)
+
+    def department_by_name(self, cluster_id: str, name: str) -> Department | None:
+        query = select(departments).where(
+            departments.c.cluster_id == cluster_id, departments.c.name == name
+        )
+        row = self._db.execute(query).first()
+        return None if row is None else _department(row)
+
+    def projects(self) -> list[Project]:
+        rows = self._db.execute(select(projects).order_by(projects.c.id)).all()
+        return [_project(r) for r in rows]
+
+    def project(self, project_id: str) -> Project | None:
+        key = _as_int(project_id)
+        if key is None:
+            return None
+        row = self._db.execute(select(projects).where(projects.c.id == key)).first()
+        return None if row is None else _project(row)
+
+    def project_by_name(self, cluster_id: str, name: str) -> Project | None:
+        query = select(projects).where(projects.c.cluster_id == cluster_id, projects.c.name == name)
+        row = self._db.execute(query).first()
+        return None if row is None else _project(row)

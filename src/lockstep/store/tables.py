@@ -1,0 +1,200 @@
+"""The tables of lockstep's store. Migrations under migrations/ create exactly these."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    Float,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    text,
+)
+from sqlalchemy.types import TypeDecorator
+
+
+class UtcDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC timestamp on every backend (SQLite keeps no zone)."""
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("naive datetimes are not stored")
+        value = value.astimezone(UTC)
+        return value.replace(tzinfo=None) if dialect.name == "sqlite" else value
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+metadata = MetaData(
+    naming_convention={
+        "ix": "ix_%(table_name)s_%(column_0_N_name)s",
+        "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+        "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+        "pk": "pk_%(table_name)s",
+    }
+)
+
+clusters = Table(
+    "clusters",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("name", String(255), nullable=False, unique=True),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+
+departments = Table(
+    "departments",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(255), nullable=False),
+    Column("cluster_id", String(36), ForeignKey("clusters.id"), nullable=False),
+    Column("resources", Text, nullable=False, server_default="[]"),
+    Column("created_by", String(255), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    UniqueConstraint("cluster_id", "name"),
+)
+
+projects = Table(
+    "projects",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(255), nullable=False),
+    Column("cluster_id", String(36), ForeignKey("clusters.id"), nullable=False),
+    Column("department_id", Integer, ForeignKey("departments.id"), nullable=False),
+    Column("requested_namespace", String(63)),
+    Column("resources", Text, nullable=False, server_default="[]"),
+    Column("created_by", String(255), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    UniqueConstraint("cluster_id", "name"),
+)
+
+applications = Table(
+    "applications",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("client_id", String(255), nullable=False, unique=True),
+    Column("secret_hash", String(255), nullable=False),
+    Column("created_by", String(255), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+)
+
+access_rules = Table(
+    "access_rules",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("subject_type", String(16), nullable=False),
+    Column("subject_id", String(255), nullable=False),
+    Column("role", String(64), nullable=False),
+    Column("scope_type", String(16), nullable=False),
+    Column("scope_id", String(64), nullable=False),
+    Column("created_by", String(255), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    UniqueConstraint("subject_type", "subject_id", "role", "scope_type", "scope_id"),
+)
+
+workloads = Table(
+    "workloads",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("name", String(63), nullable=False),
+    Column("requested_name", String(63), nullable=False),
+    Column("project_id", Integer, ForeignKey("projects.id"), nullable=False),
+    Column("department_id", Integer, ForeignKey("departments.id")),
+    Column("cluster_id", String(36), ForeignKey("clusters.id"), nullable=False),
+    Column("created_by", String(255), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Column("deleted_at", UtcDateTime),
+    Column("completed_at", UtcDateTime),
+    Column("desired_phase", String(16), nullable=False),
+    Column("actual_phase", String(16), nullable=False),
+    Column("phase_message", Text, nullable=False, server_default=""),
+    Column("phase_updated_at", UtcDateTime, nullable=False),
+    Column("framework", String(16), nullable=False),
+    Column("category", String(255)),
+    Column("priority_class", String(255), nullable=False),
+    Column("priority", Integer, nullable=False),
+    Column("allocated_gpus", Float, nullable=False, server_default="0"),
+    Column("request", Text, nullable=False),
+    Column("running_pods", Integer, nullable=False, server_default="0"),
+    Column("parked", Boolean, nullable=False, server_default=text("false")),
+    Index(
+        "uq_workloads_live_name",
+        "project_id",
+        "name",
+        unique=True,
+        sqlite_where=text("deleted_at IS NULL"),
+        postgresql_where=text("deleted_at IS NULL"),
+    ),
+    Index("ix_workloads_created_at", "created_at"),
+    Index("ix_workloads_actual_phase", "actual_phase"),
+)
+
+pods = Table(
+    "pods",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("workload_id", String(36), ForeignKey("workloads.id"), nullable=False),
+    Column("name", String(255), nullable=False),
+    Column("role", String(16), nullable=False),
+    Column("replica_index", Integer, nullable=False),
+    Column("phase", String(16), nullable=False),
+    Column("image", String(1024), nullable=False),
+    Column("node_name", String(255)),
+    Column("ip", String(64)),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("started_at", UtcDateTime),
+    Column("completed_at", UtcDateTime),
+    Column("deleted_at", UtcDateTime),
+    Column("restarts", Integer, nullable=False, server_default="0"),
+    Column("exit_code", Integer),
+    Column("message", Text, nullable=False, server_default=""),
+    UniqueConstraint("workload_id", "name"),
+)
+
+events = Table(
+    "events",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("workload_id", String(36), ForeignKey("workloads.id"), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("type", String(16), nullable=False),
+    Column("reason", String(255), nullable=False),
+    Column("message", Text, nullable=False),
+    Column("object_kind", String(64), nullable=False),
+    Column("object_name", String(255), nullable=False),
+    Column("source", String(64), nullable=False),
+    Index("ix_events_workload_created", "workload_id", "created_at"),
+)
+
+phase_changes = Table(
+    "phase_changes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("workload_id", String(36), ForeignKey("workloads.id"), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("phase", String(16), nullable=False),
+    Column("message", Text, nullable=False),
+    Index("ix_phase_changes_workload", "workload_id", "id"),
+)

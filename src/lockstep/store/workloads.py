@@ -1,0 +1,501 @@
+"""The workload repository: workloads, their pods, events and phase history."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import orjson
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Float,
+    Row,
+    String,
+    and_,
+    cast,
+    func,
+    insert,
+    literal,
+    literal_column,
+    not_,
+    or_,
+    select,
+    union_all,
+    update,
+)
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.sql import Select
+
+from lockstep.domain.errors import Conflict, InvalidRequest
+from lockstep.domain.listing import Filter, ListQuery, Operator, SortOrder
+from lockstep.domain.phases import DesiredPhase, Phase
+from lockstep.domain.workload import (
+    Event,
+    EventType,
+    PhaseChange,
+    Pod,
+    PodPhase,
+    Workload,
+    WorkloadUpdate,
+)
+from lockstep.schemas.distributed import DistributedFramework
+from lockstep.store.tables import departments, events, phase_changes, pods, projects, workloads
+
+WORKLOAD_TYPE = "distributed"
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadRow:
+    """A workload with the names of its project and department, as lists show it."""
+
+    workload: Workload
+    project_name: str
+    department_name: str
+
+
+def _text(column: ColumnElement[Any]) -> ColumnElement[str]:
+    return cast(column, String)
+
+
+_FIELDS: dict[str, tuple[ColumnElement[Any], str]] = {
+    "type": (literal(WORKLOAD_TYPE), "text"),
+    "name": (workloads.c.name, "text"),
+    "clusterId": (workloads.c.cluster_id, "text"),
+    "projectId": (_text(workloads.c.project_id), "text"),
+    "projectName": (projects.c.name, "text"),
+    "departmentId": (_text(workloads.c.department_id), "text"),
+    "departmentName": (departments.c.name, "text"),
+    "createdAt": (workloads.c.created_at, "time"),
+    "deletedAt": (workloads.c.deleted_at, "time"),
+    "completedAt": (workloads.c.completed_at, "time"),
+    "phaseUpdatedAt": (workloads.c.phase_updated_at, "time"),
+    "submittedBy": (workloads.c.created_by, "text"),
+    "phase": (workloads.c.actual_phase, "text"),
+    "distributedFramework": (workloads.c.framework, "text"),
+    "category": (workloads.c.category, "text"),
+    "priority": (workloads.c.priority, "number"),
+    "priorityClassName": (workloads.c.priority_class, "text"),
+    "allocatedGPU": (cast(workloads.c.allocated_gpus, Float), "number"),
+}
+
+FILTER_FIELDS = frozenset(_FIELDS)
+SORT_FIELDS = frozenset(_FIELDS)
+
+
+def _condition(item: Filter) -> ColumnElement[bool]:
+    column, kind = _FIELDS[item.field]
+    value: Any = item.value
+    if kind == "time":
+        try:
+            value = datetime.fromisoformat(item.value)
+        except ValueError as error:
+            raise InvalidRequest.of(
+                "filterBy", f"{item.field}: {item.value!r} is not an ISO-8601 date-time"
+            ) from error
+    elif kind == "number" and item.operator not in _TEXT_OPERATORS:
+        try:
+            value = float(item.value)
+        except ValueError as error:
+            raise InvalidRequest.of(
+                "filterBy", f"{item.field}: {item.value!r} is not a number"
+            ) from error
+    text = _text(column)
+    match item.operator:
+        case Operator.EQUALS:
+            return column == value
+        case Operator.NOT_EQUALS:
+            return or_(column != value, column.is_(None))
+        case Operator.AT_MOST:
+            return column <= value
+        case Operator.AT_LEAST:
+            return column >= value
+        case Operator.CONTAINS:
+            return text.contains(item.value, autoescape=True)
+        case Operator.NOT_CONTAINS:
+            return or_(not_(text.contains(item.value, autoescape=True)), column.is_(None))
+        case Operator.STARTS_WITH:
+            return text.startswith(item.value, autoescape=True)
+        case Operator.ENDS_WITH:
+            return text.endswith(item.value, autoescape=True)
+
+
+_TEXT_OPERATORS = frozenset(
+    {Operator.CONTAINS, Operator.NOT_CONTAINS, Operator.STARTS_WITH, Operator.ENDS_WITH}
+)
+
+
+def _workload(row: Row[Any] | Any) -> Workload:
+    return Workload(
+        id=row.id,
+        name=row.name,
+        requested_name=row.requested_name,
+        project_id=str(row.project_id),
+        department_id=None if row.department_id is None else str(row.department_id),
+        cluster_id=row.cluster_id,
+        created_by=row.created_by,
+        created_at=row.created_at,
+        desired_phase=DesiredPhase(row.desired_phase),
+        actual_phase=Phase(row.actual_phase),
+        phase_message=row.phase_message,
+        phase_updated_at=row.phase_updated_at,
+        framework=DistributedFramework(row.framework),
+        request=orjson.loads(row.request),
+        priority_class=row.priority_class,
+        priority=row.priority,
+        category=row.category,
+        allocated_gpus=row.allocated_gpus,
+        deleted_at=row.deleted_at,
+        completed_at=row.completed_at,
+        running_pods=row.running_pods,
+        namespace=row.namespace,
+        parked=row.parked,
+    )
+
+
+def _pod(row: Row[Any]) -> Pod:
+    return Pod(
+        id=row.id,
+        workload_id=row.workload_id,
+        name=row.name,
+        role=row.role,
+        index=row.replica_index,
+        phase=PodPhase(row.phase),
+        image=row.image,
+        created_at=row.created_at,
+        node_name=row.node_name,
+        ip=row.ip,
+        started_at=row.started_at,
+        completed_at=row.completed_at,
+        restarts=row.restarts,
+        exit_code=row.exit_code,
+        message=row.message,
+    )
+
+
+def _event(row: Row[Any]) -> Event:
+    return Event(
+        id=row.id,
+        workload_id=row.workload_id,
+        created_at=row.created_at,
+        type=EventType(row.type),
+        reason=row.reason,
+        message=row.message,
+        object_kind=row.object_kind,
+        object_name=row.object_name,
+        source=row.source,
+    )
+
+
+class WorkloadRepository:
+    """Reads and writes workloads within the caller's transaction."""
+
+    def __init__(self, connection: Connection) -> None:
+        self._db = connection
+
+    # --- writes -------------------------------------------------------------------------
+
+    def insert(self, workload: Workload) -> None:
+        """Store a new workload and its first phase; `Conflict` if the name is taken."""
+        values = {
+            "id": workload.id,
+            "name": workload.name,
+            "requested_name": workload.requested_name,
+            "project_id": int(workload.project_id),
+            "department_id": None if workload.department_id is None else int(workload.department_id),
+            "cluster_id": workload.cluster_id,
+            "created_by": workload.created_by,
+            "created_at": workload.created_at,
+            "updated_at": workload.created_at,
+            "desired_phase": workload.desired_phase.value,
+            "actual_phase": workload.actual_phase.value,
+            "phase_message": workload.phase_message,
+            "phase_updated_at": workload.phase_updated_at,
+            "framework": workload.framework.value,
+            "category": workload.category,
+            "priority_class": workload.priority_class,
+            "priority": workload.priority,
+            "request": orjson.dumps(workload.request).decode(),
+        }
+        nested = self._db.begin_nested()
+        try:
+            self._db.execute(insert(workloads), values)
+        except IntegrityError as error:
+            nested.rollback()
+            raise Conflict(
+                f"a workload named {workload.name!r} already exists in project "
+                f"{workload.project_id}"
+            ) from error
+        nested.commit()
+        self._record_phase(workload.id, workload.actual_phase, workload.phase_message, workload.created_at)
+
+    def name_in_use(self, project_id: str, name: str) -> bool:
+        query = select(workloads.c.id).where(
+            workloads.c.project_id == int(project_id),
+            workloads.c.name == name,
+            workloads.c.deleted_at.is_(None),
+        )
+        return self._db.execute(query.limit(1)).first() is not None
+
+    def set_desired_phase(self, workload_id: str, desired: DesiredPhase, now: datetime) -> None:
+        self._db.execute(
+            update(workloads)
+            .where(workloads.c.id == workload_id)
+            .values(desired_phase=desired.value, updated_at=now, parked=False)
+        )
+
+    def apply(self, workload: Workload, change: WorkloadUpdate, now: datetime) -> None:
+        """Write what one reconcile pass decided about `workload`."""
+        values: dict[str, Any] = {"updated_at": now}
+        phase = change.phase or workload.actual_phase
+        message = workload.phase_message if change.message is None else change.message
+        if change.phase is not None and change.phase != workload.actual_phase:
+            values.update(actual_phase=phase.value, phase_updated_at=now)
+            if phase.is_terminal:
+                values["completed_at"] = now
+        if phase != workload.actual_phase or message != workload.phase_message:
+            values["phase_message"] = message
+            self._record_phase(workload.id, phase, message, now)
+        if change.parked is not None:
+            values["parked"] = change.parked
+        if change.deleted:
+            values["deleted_at"] = now
+        if change.deleted or change.pods_removed:
+            self.mark_pods_deleted(workload.id, now)
+            values["running_pods"] = 0
+        for pod in change.pods:
+            self._upsert_pod(pod)
+        if change.pods:
+            live = [p for p in self.pods(workload.id) if p.phase is PodPhase.RUNNING]
+            values["running_pods"] = len(live)
+        if change.events:
+            self._db.execute(
+                insert(events),
+                [
+                    {
+                        "id": e.id,
+                        "workload_id": e.workload_id,
+                        "created_at": e.created_at,
+                        "type": e.type.value,
+                        "reason": e.reason,
+                        "message": e.message,
+                        "object_kind": e.object_kind,
+                        "object_name": e.object_name,
+                        "source": e.source,
+                    }
+                    for e in change.events
+                ],
+            )
+        self._db.execute(update(workloads).where(workloads.c.id == workload.id).values(values))
+
+    def _record_phase(self, workload_id: str, phase: Phase, message: str, now: datetime) -> None:
+        self._db.execute(
+            insert(phase_changes),
+            {"workload_id": workload_id, "created_at": now, "phase": phase.value, "message": message},
+        )
+
+    def _upsert_pod(self, pod: Pod) -> None:
+        values = {
+            "phase": pod.phase.value,
+            "image": pod.image,
+            "node_name": pod.node_name,
+            "ip": pod.ip,
+            "started_at": pod.started_at,
+            "completed_at": pod.completed_at,
+            "restarts": pod.restarts,
+            "exit_code": pod.exit_code,
+            "message": pod.message,
+        }
+        changed = self._db.execute(
+            update(pods)
+            .where(pods.c.workload_id == pod.workload_id, pods.c.name == pod.name)
+            .values(values)
+        ).rowcount
+        if not changed:
+            self._db.execute(
+                insert(pods),
+                {
+                    **values,
+                    "id": pod.id,
+                    "workload_id": pod.workload_id,
+                    "name": pod.name,
+                    "role": pod.role,
+                    "replica_index": pod.index,
+                    "created_at": pod.created_at,
+                },
+            )
+
+    def mark_pods_deleted(self, workload_id: str, now: datetime) -> None:
+        self._db.execute(
+            update(pods)
+            .where(pods.c.workload_id == workload_id, pods.c.deleted_at.is_(None))
+            .values(deleted_at=now)
+        )
+
+    # --- reads --------------------------------------------------------------------------
+
+    def get(self, workload_id: str, *, include_deleted: bool = False) -> Workload | None:
+        query = self._joined().where(workloads.c.id == workload_id)
+        if not include_deleted:
+            query = query.where(workloads.c.deleted_at.is_(None))
+        row = self._db.execute(query).first()
+        return None if row is None else _workload(row)
+
+    def get_row(self, workload_id: str) -> WorkloadRow | None:
+        query = self._joined().where(
+            workloads.c.id == workload_id, workloads.c.deleted_at.is_(None)
+        )
+        row = self._db.execute(query).first()
+        return None if row is None else WorkloadRow(_workload(row), row.project_name, row.department_name)
+
+    def _joined(self) -> Select[Any]:
+        return (
+            select(
+                workloads,
+                projects.c.name.label("project_name"),
+                departments.c.name.label("department_name"),
+                func.coalesce(projects.c.requested_namespace, "runai-" + projects.c.name).label(
+                    "namespace"
+                ),
+            )
+            .join(projects, projects.c.id == workloads.c.project_id)
+            .join(departments, departments.c.id == projects.c.department_id)
+        )
+
+    def _where(self, query: Select[Any], spec: ListQuery) -> Select[Any]:
+        if spec.deleted:
+            query = query.where(workloads.c.deleted_at.is_not(None))
+        else:
+            query = query.where(workloads.c.deleted_at.is_(None))
+        if spec.project_ids is not None:
+            query = query.where(workloads.c.project_id.in_([int(p) for p in spec.project_ids]))
+        if spec.search:
+            query = query.where(
+                or_(
+                    workloads.c.name.contains(spec.search, autoescape=True),
+                    projects.c.name.contains(spec.search, autoescape=True),
+                )
+            )
+        conditions = [_condition(f) for f in spec.filters]
+        return query.where(and_(*conditions)) if conditions else query
+
+    def list(self, spec: ListQuery) -> tuple[list[WorkloadRow], bool]:
+        """One page of workloads and whether another page follows."""
+        query = self._where(self._joined(), spec)
+        column = _FIELDS[spec.sort_by][0] if spec.sort_by else workloads.c.created_at
+        order = column.desc() if spec.sort_order is SortOrder.DESC else column.asc()
+        tie = workloads.c.id.desc() if spec.sort_order is SortOrder.DESC else workloads.c.id.asc()
+        query = query.order_by(order, tie).offset(spec.offset).limit(spec.limit + 1)
+        rows = self._db.execute(query).all()
+        items = [WorkloadRow(_workload(r), r.project_name, r.department_name) for r in rows]
+        return items[: spec.limit], len(items) > spec.limit
+
+    def count(self, spec: ListQuery) -> int:
+        query = self._where(
+            select(func.count())
+            .select_from(workloads)
+            .join(projects, projects.c.id == workloads.c.project_id)
+            .join(departments, departments.c.id == projects.c.department_id),
+            spec,
+        )
+        return int(self._db.execute(query).scalar_one())
+
+    def pods(self, workload_id: str, *, deleted: bool | None = None) -> list[Pod]:
+        query = select(pods).where(pods.c.workload_id == workload_id)
+        if deleted is True:
+            query = query.where(pods.c.deleted_at.is_not(None))
+        elif deleted is False:
+            query = query.where(pods.c.deleted_at.is_(None))
+        query = query.order_by(pods.c.role, pods.c.replica_index)
+        return [_pod(r) for r in self._db.execute(query).all()]
+
+    def events(self, workload_id: str, *, offset: int, limit: int, order: SortOrder) -> list[Event]:
+        key = events.c.created_at.desc() if order is SortOrder.DESC else events.c.created_at.asc()
+        query = (
+            select(events)
+            .where(events.c.workload_id == workload_id)
+            .order_by(key, events.c.id)
+            .offset(offset)
+            .limit(limit)
+        )
+        return [_event(r) for r in self._db.execute(query).all()]
+
+    def history(
+        self, workload_id: str, *, offset: int, limit: int
+    ) -> list[PhaseChange | Event]:
+        """Phase changes and events of a workload, oldest first."""
+        phase_rows = select(
+            literal_column("'PhaseUpdate'").label("kind"),
+            phase_changes.c.id.cast(String).label("key"),
+            phase_changes.c.created_at,
+            phase_changes.c.phase.label("a"),
+            phase_changes.c.message.label("b"),
+        ).where(phase_changes.c.workload_id == workload_id)
+        event_rows = select(
+            literal_column("'Event'").label("kind"),
+            events.c.id.label("key"),
+            events.c.created_at,
+            events.c.type.label("a"),
+            events.c.id.label("b"),
+        ).where(events.c.workload_id == workload_id)
+        merged = union_all(phase_rows, event_rows).subquery()
+        query = (
+            select(merged)
+            .order_by(merged.c.created_at, merged.c.kind.desc(), merged.c.key)
+            .offset(offset)
+            .limit(limit)
+        )
+        rows = self._db.execute(query).all()
+        event_ids = [r.key for r in rows if r.kind == "Event"]
+        by_id = {
+            e.id: e
+            for e in (
+                [_event(r) for r in self._db.execute(select(events).where(events.c.id.in_(event_ids)))]
+                if event_ids
+                else []
+            )
+        }
+        return [
+            PhaseChange(workload_id, r.created_at, Phase(r.a), r.b) if r.kind == "PhaseUpdate" else by_id[r.key]
+            for r in rows
+        ]
+
+    def ids_to_reconcile(self) -> list[str]:
+        """Workloads whose actual phase may still change: live and not finished."""
+        query = select(workloads.c.id).where(
+            workloads.c.deleted_at.is_(None),
+            or_(
+                workloads.c.actual_phase.not_in([p.value for p in (Phase.COMPLETED, Phase.FAILED)]),
+                workloads.c.desired_phase == DesiredPhase.DELETED.value,
+                workloads.c.running_pods > 0,
+            ),
+            not_(and_(workloads.c.parked, workloads.c.actual_phase == Phase.PENDING.value)),
+        )
+        return list(self._db.execute(query.order_by(workloads.c.created_at)).scalars())
+
+    def pending_heads(self, *, limit: int) -> list[Workload]:
+        """Pending workloads that are not parked, oldest first: the scheduler's queue."""
+        query = (
+            self._joined()
+            .where(
+                workloads.c.deleted_at.is_(None),
+                workloads.c.actual_phase == Phase.PENDING.value,
+                workloads.c.desired_phase == DesiredPhase.RUNNING.value,
+                not_(workloads.c.parked),
+            )
+            .order_by(workloads.c.created_at, workloads.c.id)
+            .limit(limit)
+        )
+        return [_workload(r) for r in self._db.execute(query).all()]
+
+    def admitted(self) -> list[Workload]:
+        """Workloads holding resources: those whose pods may exist."""
+        phases = [p.value for p in Phase if p.has_pods]
+        query = self._joined().where(
+            workloads.c.deleted_at.is_(None), workloads.c.actual_phase.in_(phases)
+        )
+        return [_workload(r) for r in self._db.execute(query).all()]
+
+    def unpark_all(self) -> None:
+        self._db.execute(update(workloads).where(workloads.c.parked).values(parked=False))

@@ -1,0 +1,78 @@
+"""Fixtures: a fresh store per test (SQLite, and PostgreSQL where marked), in-process apps and
+live servers."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from fastapi.testclient import TestClient
+
+from lockstep.api.app import create_app
+from lockstep.config import Settings
+from tests.support.api import ADMIN_ID, ADMIN_SECRET, Api
+from tests.support.databases import PostgresTemplates, require_postgres
+from tests.support.server import LiveServer
+
+
+@pytest.fixture(scope="session")
+def postgres_templates() -> Iterator[PostgresTemplates]:
+    templates = PostgresTemplates()
+    yield templates
+    templates.close()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Every test using this runs once per backend, each time on an empty, migrated store."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'store.db'}"
+        return
+    require_postgres()
+    templates: PostgresTemplates = request.getfixturevalue("postgres_templates")
+    with templates.fresh() as url:
+        yield url
+
+
+@pytest.fixture
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'store.db'}"
+
+
+def make_settings(data_dir: Path, database_url: str) -> Settings:
+    return Settings(
+        data_dir=data_dir,
+        database_url=database_url,
+        bootstrap_client_id=ADMIN_ID,
+        bootstrap_client_secret=ADMIN_SECRET,  # type: ignore[arg-type]
+    )
+
+
+@pytest.fixture
+def settings(tmp_path: Path, database_url: str) -> Settings:
+    return make_settings(tmp_path / "data", database_url)
+
+
+@pytest.fixture
+def client(settings: Settings) -> Iterator[TestClient]:
+    """The whole server in process (ASGI), with its reconciler and local runtime running."""
+    with TestClient(create_app(settings)) as test_client:
+        yield test_client
+
+
+@pytest.fixture
+def api(client: TestClient) -> Api:
+    """An API client logged in as the bootstrap administrator."""
+    return Api.login(client)
+
+
+@pytest.fixture
+def live_server(tmp_path: Path, sqlite_url: str) -> Iterator[LiveServer]:
+    """A real `lockstep serve` subprocess on SQLite."""
+    server = LiveServer(tmp_path / "data", sqlite_url).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        server.kill_pods()
