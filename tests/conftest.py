@@ -45,7 +45,7 @@ def make_settings(data_dir: Path, database_url: str) -> Settings:
         data_dir=data_dir,
         database_url=database_url,
         bootstrap_client_id=ADMIN_ID,
-        bootstrap_client_secret=ADMIN_SECRET,  # type: ignore[arg-type]
+        bootstrap_client_secret=ADMIN_SECRET,
     )
 
 

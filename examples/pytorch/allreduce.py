@@ -22,7 +22,8 @@ def main() -> int:
     value = torch.tensor([float(rank + 1)])
     dist.all_reduce(value, op=dist.ReduceOp.SUM)
     expected = world * (world + 1) / 2
-    print(f"rank {rank} of {world} on {os.environ.get('HOSTNAME', '?')}: sum {value.item():g}, expected {expected:g}")
+    host = os.environ.get("HOSTNAME", "?")
+    print(f"rank {rank} of {world} on {host}: sum {value.item():g}, expected {expected:g}")
     dist.barrier()
     dist.destroy_process_group()
     return 0 if value.item() == expected else 1

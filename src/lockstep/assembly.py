@@ -56,5 +56,7 @@ def bootstrap(core: Core) -> BootstrapResult | None:
     )
     if result is not None and result.client_secret is not None:
         content = {"clientId": result.client_id, "clientSecret": result.client_secret}
-        write_private_file(settings.credentials_path, json.dumps(content, indent=2).encode() + b"\n")
+        write_private_file(
+            settings.credentials_path, json.dumps(content, indent=2).encode() + b"\n"
+        )
     return result

@@ -14,25 +14,32 @@ pytest.importorskip("torch", reason="the PyTorch end-to-end tests need torch ins
 def test_allreduce_across_master_and_two_workers_completes(live_server: LiveServer) -> None:
     api = live_server.api()
     body = distributed(
-        api.cluster_id(), name="allreduce", workers=2, args=str(EXAMPLES / "pytorch" / "allreduce.py")
+        api.cluster_id(),
+        name="allreduce",
+        workers=2,
+        args=str(EXAMPLES / "pytorch" / "allreduce.py"),
     )
     created = api.create(body)
     done = api.wait_for(created["workloadId"], {"Completed", "Failed"}, timeout=120)
     assert done["phase"] == "Completed", done
 
     def settled() -> list[dict[str, object]] | None:
-        pods: list[dict[str, object]] = api.get(f"/api/v1/workloads/{created['workloadId']}/pods").json()["pods"]
+        pods: list[dict[str, object]] = api.get(
+            f"/api/v1/workloads/{created['workloadId']}/pods"
+        ).json()["pods"]
         return pods if all(p["k8sPhase"] != "Running" for p in pods) else None
 
     pods = poll(settled, timeout=30, what="every pod to finish")
-    assert sorted(p["name"] for p in pods) == [
+    assert sorted(str(p["name"]) for p in pods) == [
         "allreduce-master-0",
         "allreduce-worker-0",
         "allreduce-worker-1",
     ]
     assert {p["k8sPhase"] for p in pods} == {"Succeeded"}
     logs = {
-        pod: (live_server.data_dir / "runtime" / "local" / created["workloadId"] / pod / "log").read_text()
+        pod: (
+            live_server.data_dir / "runtime" / "local" / created["workloadId"] / pod / "log"
+        ).read_text()
         for pod in ("allreduce-master-0", "allreduce-worker-0", "allreduce-worker-1")
     }
     for rank, pod in enumerate(sorted(logs)):
@@ -57,7 +64,9 @@ def test_failing_worker_fails_the_workload_with_code_and_pod(live_server: LiveSe
     assert "exited with code 3" in failed["phaseMessage"]
 
     def stopped() -> list[dict[str, object]] | None:
-        pods: list[dict[str, object]] = api.get(f"/api/v1/workloads/{created['workloadId']}/pods").json()["pods"]
+        pods: list[dict[str, object]] = api.get(
+            f"/api/v1/workloads/{created['workloadId']}/pods"
+        ).json()["pods"]
         return pods if all(p["k8sPhase"] != "Running" for p in pods) else None
 
     pods = poll(stopped, timeout=30, what="the other pods to be stopped")

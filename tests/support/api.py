@@ -20,9 +20,12 @@ class Api:
         self.token = token
 
     @classmethod
-    def login(cls, client: httpx.Client, client_id: str = ADMIN_ID, secret: str = ADMIN_SECRET) -> Api:
+    def login(
+        cls, client: httpx.Client, client_id: str = ADMIN_ID, secret: str = ADMIN_SECRET
+    ) -> Api:
         response = client.post(
-            "/api/v1/token", json={"grantType": "app_token", "AppId": client_id, "AppSecret": secret}
+            "/api/v1/token",
+            json={"grantType": "app_token", "AppId": client_id, "AppSecret": secret},
         )
         assert response.status_code == 200, response.text
         return cls(client, response.json()["accessToken"])
@@ -79,7 +82,11 @@ class Api:
 
 
 def poll(
-    check: Callable[[], T | None], *, timeout: float, what: Callable[[], str] | str, every: float = 0.05
+    check: Callable[[], T | None],
+    *,
+    timeout: float,
+    what: Callable[[], str] | str,
+    every: float = 0.05,
 ) -> T:
     """Call `check` until it returns something, or fail after `timeout` seconds."""
     deadline = time.monotonic() + timeout

@@ -51,7 +51,9 @@ class PostgresTemplates:
         if self._ready:
             return
         with self._admin() as admin:
-            admin.execute(sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(self.template)))
+            admin.execute(
+                sql.SQL("DROP DATABASE IF EXISTS {}").format(sql.Identifier(self.template))
+            )
             admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(self.template)))
         database = Database(_with_database(postgres_url(), self.template))
         database.migrate()
@@ -72,11 +74,15 @@ class PostgresTemplates:
             yield _with_database(postgres_url(), name)
         finally:
             with self._admin() as admin:
-                admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+                admin.execute(
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
+                )
 
     def close(self) -> None:
         if self._ready:
             with self._admin() as admin:
                 admin.execute(
-                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(self.template))
+                    sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(
+                        sql.Identifier(self.template)
+                    )
                 )

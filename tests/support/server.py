@@ -24,7 +24,13 @@ def free_port() -> int:
 
 
 class LiveServer:
-    def __init__(self, data_dir: Path, database_url: str | None = None, *, extra_env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        database_url: str | None = None,
+        *,
+        extra_env: dict[str, str] | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self.database_url = database_url
         self.port = free_port()
@@ -57,7 +63,11 @@ class LiveServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
-        poll(self._ready, timeout=timeout, what=lambda: f"lockstep to listen on {self.url}; log:\n{self.log()}")
+        poll(
+            self._ready,
+            timeout=timeout,
+            what=lambda: f"lockstep to listen on {self.url}; log:\n{self.log()}",
+        )
         return self
 
     def _ready(self) -> bool | None:

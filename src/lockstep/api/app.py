@@ -25,7 +25,9 @@ from lockstep.services.workloads import WorkloadService
 log = logging.getLogger(__name__)
 
 
-def create_app(settings: Settings, *, clock: Clock = utc_now, runtime: Runtime | None = None) -> FastAPI:
+def create_app(
+    settings: Settings, *, clock: Clock = utc_now, runtime: Runtime | None = None
+) -> FastAPI:
     core = open_core(settings, clock=clock)
     created = bootstrap(core)
     queue = WorkQueue()

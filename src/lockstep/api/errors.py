@@ -43,7 +43,9 @@ def error_response(code: int, message: str, *, details: str | None = None) -> Re
     headers = {"WWW-Authenticate": "Bearer"} if code == 401 else None
     if code == 503:
         headers = {"Retry-After": "1"}
-    return Response(orjson.dumps(body), status_code=code, media_type="application/json", headers=headers)
+    return Response(
+        orjson.dumps(body), status_code=code, media_type="application/json", headers=headers
+    )
 
 
 def _field(location: tuple[int | str, ...]) -> str:
@@ -65,7 +67,9 @@ def _rule(error: Any) -> str:
     return message[0].lower() + message[1:] if message else kind
 
 
-def violations_of(error: ValidationError | RequestValidationError, *, prefix: tuple[str, ...] = ()) -> list[Violation]:
+def violations_of(
+    error: ValidationError | RequestValidationError, *, prefix: tuple[str, ...] = ()
+) -> list[Violation]:
     """Pydantic errors as violations naming the camelCase field."""
     violations = []
     for item in error.errors():

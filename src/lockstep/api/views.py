@@ -69,7 +69,13 @@ def workload_item(row: WorkloadRow) -> dict[str, Any]:
     """A workload as `GET /api/v1/workloads` lists it."""
     w = row.workload
     spec = w.request.get("spec") or {}
-    images = sorted({image for image in (spec.get("image"), (w.request.get("masterSpec") or {}).get("image")) if image})
+    images = sorted(
+        {
+            image
+            for image in (spec.get("image"), (w.request.get("masterSpec") or {}).get("image"))
+            if image
+        }
+    )
     item: dict[str, Any] = {
         "tenantId": TENANT_ID,
         "id": w.id,

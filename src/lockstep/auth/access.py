@@ -35,7 +35,7 @@ _ALL = frozenset(Action)
 _READ = frozenset({Action.READ})
 
 PERMISSIONS: dict[Role, dict[Resource, frozenset[Action]]] = {
-    Role.SYSTEM_ADMINISTRATOR: {resource: _ALL for resource in Resource},
+    Role.SYSTEM_ADMINISTRATOR: dict.fromkeys(Resource, _ALL),
     Role.L1_RESEARCHER: {
         Resource.WORKLOADS: _ALL,
         Resource.PROJECTS: _READ,
@@ -88,9 +88,7 @@ class Access:
     def check(self, action: Action, resource: Resource, scope: Scope) -> None:
         """Raise `Forbidden` unless allowed."""
         if not self.allows(action, resource, scope):
-            raise Forbidden(
-                f"you may not {action.value} {resource.value} in {_describe(scope)}"
-            )
+            raise Forbidden(f"you may not {action.value} {resource.value} in {_describe(scope)}")
 
     @classmethod
     def of_operator(cls) -> Access:

@@ -32,7 +32,12 @@ def verify_secret(secret: str, stored: str) -> bool:
             return False
         expected = base64.b64decode(digest)
         actual = hashlib.scrypt(
-            secret.encode(), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), dklen=len(expected)
+            secret.encode(),
+            salt=base64.b64decode(salt),
+            n=int(n),
+            r=int(r),
+            p=int(p),
+            dklen=len(expected),
         )
     except ValueError:
         return False

@@ -66,7 +66,9 @@ class TokenAuthority:
     def _encode_client_safe(self, claims: dict[str, object]) -> str:
         """Vary a nonce until the payload segment holds no `-` or `_` (see the module docstring)."""
         for _ in range(_CLIENT_SAFE_ATTEMPTS):
-            token = jwt.encode({**claims, "jti": secrets.token_hex(6)}, self._key, algorithm=ALGORITHM)
+            token = jwt.encode(
+                {**claims, "jti": secrets.token_hex(6)}, self._key, algorithm=ALGORITHM
+            )
             payload = token.split(".")[1]
             if "-" not in payload and "_" not in payload:
                 return token

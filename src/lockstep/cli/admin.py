@@ -14,7 +14,9 @@ import typer
 if TYPE_CHECKING:
     from lockstep.assembly import Core
 
-app = typer.Typer(no_args_is_help=True, help="Administer applications, access rules and the organization.")
+app = typer.Typer(
+    no_args_is_help=True, help="Administer applications, access rules and the organization."
+)
 
 DataDir = Annotated[Path | None, typer.Option(help="lockstep's data dir [LOCKSTEP_DATA_DIR].")]
 DatabaseUrl = Annotated[str | None, typer.Option(help="URL of the store [LOCKSTEP_DATABASE_URL].")]
@@ -54,7 +56,9 @@ def _print(data: object) -> None:
 def create_application(
     name: Annotated[str, typer.Argument(help="The application's client id.")],
     role: Annotated[str | None, typer.Option(help=f"Grant this role: {ROLES}.")] = None,
-    scope: Annotated[str, typer.Option(help="system, cluster:<id>, department:<id> or project:<id>.")] = "system",
+    scope: Annotated[
+        str, typer.Option(help="system, cluster:<id>, department:<id> or project:<id>.")
+    ] = "system",
     data_dir: DataDir = None,
     database_url: DatabaseUrl = None,
 ) -> None:
@@ -77,7 +81,9 @@ def create_application(
 def grant(
     client_id: Annotated[str, typer.Argument(help="The application to grant the role to.")],
     role: Annotated[str, typer.Option(help=f"{ROLES}.")],
-    scope: Annotated[str, typer.Option(help="system, cluster:<id>, department:<id> or project:<id>.")],
+    scope: Annotated[
+        str, typer.Option(help="system, cluster:<id>, department:<id> or project:<id>.")
+    ],
     data_dir: DataDir = None,
     database_url: DatabaseUrl = None,
 ) -> None:
@@ -91,7 +97,10 @@ def grant(
         raise typer.BadParameter(f"the role must be {ROLES}") from error
     with _core(data_dir, database_url) as core:
         rule = core.identity.grant(
-            client_id=client_id, role=role_value, scope_type=ScopeType(scope_type), scope_id=scope_id
+            client_id=client_id,
+            role=role_value,
+            scope_type=ScopeType(scope_type),
+            scope_id=scope_id,
         )
         _print({"accessRuleId": rule.id})
 
@@ -111,7 +120,12 @@ def revoke(
 def list_applications(data_dir: DataDir = None, database_url: DatabaseUrl = None) -> None:
     """List applications (never their secrets)."""
     with _core(data_dir, database_url) as core:
-        _print([{"clientId": a.client_id, "createdAt": a.created_at} for a in core.identity.applications()])
+        _print(
+            [
+                {"clientId": a.client_id, "createdAt": a.created_at}
+                for a in core.identity.applications()
+            ]
+        )
 
 
 @app.command("list-access-rules")
@@ -134,7 +148,9 @@ def list_access_rules(data_dir: DataDir = None, database_url: DatabaseUrl = None
 @app.command("create-department")
 def create_department(
     name: str,
-    cluster: Annotated[str | None, typer.Option(help="Cluster id; the only cluster if unset.")] = None,
+    cluster: Annotated[
+        str | None, typer.Option(help="Cluster id; the only cluster if unset.")
+    ] = None,
     data_dir: DataDir = None,
     database_url: DatabaseUrl = None,
 ) -> None:
@@ -144,7 +160,9 @@ def create_department(
 
     with _core(data_dir, database_url) as core:
         cluster_id = cluster or _only_cluster(core)
-        request = DepartmentCreationRequest.model_validate({"name": name, "clusterId": cluster_id}, strict=False)
+        request = DepartmentCreationRequest.model_validate(
+            {"name": name, "clusterId": cluster_id}, strict=False
+        )
         department = core.organization.create_department(OPERATOR, request)
         _print({"id": department.id, "name": department.name, "clusterId": department.cluster_id})
 
@@ -152,8 +170,12 @@ def create_department(
 @app.command("create-project")
 def create_project(
     name: str,
-    department: Annotated[str | None, typer.Option(help="Department id; 'default' if unset.")] = None,
-    cluster: Annotated[str | None, typer.Option(help="Cluster id; the only cluster if unset.")] = None,
+    department: Annotated[
+        str | None, typer.Option(help="Department id; 'default' if unset.")
+    ] = None,
+    cluster: Annotated[
+        str | None, typer.Option(help="Cluster id; the only cluster if unset.")
+    ] = None,
     data_dir: DataDir = None,
     database_url: DatabaseUrl = None,
 ) -> None:
@@ -164,7 +186,8 @@ def create_project(
     with _core(data_dir, database_url) as core:
         cluster_id = cluster or _only_cluster(core)
         request = ProjectCreationRequest.model_validate(
-            {"name": name, "clusterId": cluster_id, "parentId": department, "resources": []}, strict=False
+            {"name": name, "clusterId": cluster_id, "parentId": department, "resources": []},
+            strict=False,
         )
         project = core.organization.create_project(OPERATOR, request)
         _print({"id": project.id, "name": project.name, "departmentId": project.department_id})
@@ -177,7 +200,17 @@ def list_projects(data_dir: DataDir = None, database_url: DatabaseUrl = None) ->
 
     with _core(data_dir, database_url) as core:
         projects, _ = core.organization.projects(OPERATOR)
-        _print([{"id": p.id, "name": p.name, "departmentId": p.department_id, "clusterId": p.cluster_id} for p in projects])
+        _print(
+            [
+                {
+                    "id": p.id,
+                    "name": p.name,
+                    "departmentId": p.department_id,
+                    "clusterId": p.cluster_id,
+                }
+                for p in projects
+            ]
+        )
 
 
 def _only_cluster(core: Core) -> str:

@@ -29,7 +29,9 @@ def configure_logging(settings: Settings) -> None:
     )
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(
-        JsonFormatter() if as_json else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
+        JsonFormatter()
+        if as_json
+        else logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s")
     )
     root = logging.getLogger()
     root.handlers[:] = [handler]

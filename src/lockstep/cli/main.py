@@ -23,11 +23,14 @@ def serve(
     host: Annotated[str | None, typer.Option(help="Address to listen on [LOCKSTEP_HOST].")] = None,
     port: Annotated[int | None, typer.Option(help="Port to listen on [LOCKSTEP_PORT].")] = None,
     data_dir: Annotated[
-        Path | None, typer.Option(help="Directory for the store, keys and pods [LOCKSTEP_DATA_DIR].")
+        Path | None,
+        typer.Option(help="Directory for the store, keys and pods [LOCKSTEP_DATA_DIR]."),
     ] = None,
     database_url: Annotated[
         str | None,
-        typer.Option(help="SQLAlchemy URL of the store; SQLite in the data dir if unset [LOCKSTEP_DATABASE_URL]."),
+        typer.Option(
+            help="URL of the store; SQLite in the data dir if unset [LOCKSTEP_DATABASE_URL]."
+        ),
     ] = None,
     access_log: Annotated[bool, typer.Option(help="Log every request.")] = False,
 ) -> None:

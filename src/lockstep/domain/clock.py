@@ -15,4 +15,6 @@ def utc_now() -> datetime:
 
 def iso(moment: datetime) -> str:
     """ISO-8601 in UTC with milliseconds and `Z`, as the wire shows time."""
-    return moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    return (
+        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+    )

@@ -35,7 +35,9 @@ class SortOrder(StrEnum):
     DESC = "desc"
 
 
-_EXPRESSION = re.compile(r"^(?P<field>[A-Za-z][A-Za-z0-9]*)(?P<op>==|!=|<=|>=|=@|!@|=\^|=\$)(?P<value>.+)$")
+_EXPRESSION = re.compile(
+    r"^(?P<field>[A-Za-z][A-Za-z0-9]*)(?P<op>==|!=|<=|>=|=@|!@|=\^|=\$)(?P<value>.+)$"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +133,7 @@ def matches(item: Filter, value: object) -> bool:
             return text.endswith(item.value)
         case Operator.AT_MOST | Operator.AT_LEAST:
             left, right = _comparable(value, item.value)
-            return left <= right if item.operator is Operator.AT_MOST else left >= right
+            return bool(left <= right if item.operator is Operator.AT_MOST else left >= right)
 
 
 def _comparable(value: object, other: str) -> tuple[Any, Any]:
@@ -144,5 +146,7 @@ def _comparable(value: object, other: str) -> tuple[Any, Any]:
         try:
             return value, datetime.fromisoformat(other)
         except ValueError as error:
-            raise InvalidRequest.of("filterBy", f"{other!r} is not an ISO-8601 date-time") from error
+            raise InvalidRequest.of(
+                "filterBy", f"{other!r} is not an ISO-8601 date-time"
+            ) from error
     return str(value), other

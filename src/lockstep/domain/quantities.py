@@ -23,7 +23,9 @@ _SUFFIXES: dict[str, Decimal] = {
     "Pi": Decimal(2**50),
     "Ei": Decimal(2**60),
 }
-_QUANTITY = re.compile(r"^\+?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)(?P<suffix>[a-zA-Z]*|[eE][-+]?[0-9]+)$")
+_QUANTITY = re.compile(
+    r"^\+?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)(?P<suffix>[a-zA-Z]*|[eE][-+]?[0-9]+)$"
+)
 
 
 def parse_quantity(text: str) -> Decimal:

@@ -14,7 +14,7 @@ from decimal import Decimal
 from lockstep.domain.errors import Violation
 from lockstep.domain.plan import longest_pod_name_suffix
 from lockstep.domain.quantities import parse_quantity
-from lockstep.schemas.base import is_dns_label
+from lockstep.schemas.base import WireModel, is_dns_label
 from lockstep.schemas.compute import Compute, GpuRequestType
 from lockstep.schemas.distributed import (
     DistributedCreationRequest,
@@ -141,7 +141,10 @@ def _check_pod_spec(path: str, spec: PodSpec) -> Iterator[Violation]:
         yield from _check_storage(f"{path}.storage", spec.storage)
     for field, value in (
         ("backoffLimit", spec.backoff_limit),
-        ("autoDeletionTimeAfterCompletionSeconds", spec.auto_deletion_time_after_completion_seconds),
+        (
+            "autoDeletionTimeAfterCompletionSeconds",
+            spec.auto_deletion_time_after_completion_seconds,
+        ),
     ):
         if value is not None and value < 0:
             yield Violation(f"{path}.{field}", "must be greater than or equal to 0")
@@ -151,32 +154,35 @@ def _check_pod_spec(path: str, spec: PodSpec) -> Iterator[Violation]:
             yield Violation(f"{where}.name", "required")
         elif "=" in env.name:
             yield Violation(f"{where}.name", "must not contain '='")
-        for source, value, keys in (
+        sources: tuple[tuple[str, WireModel | None, tuple[str, ...]], ...] = (
             ("secret", env.secret, ("name", "key")),
             ("configMap", env.config_map, ("name", "key")),
             ("userCredential", env.user_credential, ("name", "key")),
             ("podFieldRef", env.pod_field_ref, ("path",)),
-        ):
-            if value is not None:
+        )
+        for source, reference, keys in sources:
+            if reference is not None:
                 for key in keys:
-                    if getattr(value, key) is None:
+                    if getattr(reference, key) is None:
                         yield Violation(f"{where}.{source}.{key}", "required")
-    for kind, items in (("labels", spec.labels), ("annotations", spec.annotations)):
-        for i, item in enumerate(items or ()):
-            if not item.name:
-                yield Violation(f"{path}.{kind}[{i}].name", "required")
-            elif kind == "labels" and not _is_label_key(item.name):
-                yield Violation(
-                    f"{path}.labels[{i}].name",
-                    "must be a Kubernetes label key: an optional DNS prefix and '/', then up "
-                    "to 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric",
-                )
-            if kind == "labels" and item.value and not _is_label_value(item.value):
-                yield Violation(
-                    f"{path}.labels[{i}].value",
-                    "must be at most 63 letters, digits, '-', '_' or '.', "
-                    "starting and ending alphanumeric",
-                )
+    for i, label in enumerate(spec.labels or ()):
+        if not label.name:
+            yield Violation(f"{path}.labels[{i}].name", "required")
+        elif not _is_label_key(label.name):
+            yield Violation(
+                f"{path}.labels[{i}].name",
+                "must be a Kubernetes label key: an optional DNS prefix and '/', then up "
+                "to 63 letters, digits, '-', '_' or '.', starting and ending alphanumeric",
+            )
+        if label.value and not _is_label_value(label.value):
+            yield Violation(
+                f"{path}.labels[{i}].value",
+                "must be at most 63 letters, digits, '-', '_' or '.', "
+                "starting and ending alphanumeric",
+            )
+    for i, annotation in enumerate(spec.annotations or ()):
+        if not annotation.name:
+            yield Violation(f"{path}.annotations[{i}].name", "required")
     for i, port in enumerate(spec.ports or ()):
         if port.container is None:
             yield Violation(f"{path}.ports[{i}].container", "required")
@@ -215,7 +221,10 @@ def _check_node_affinity(path: str, spec: PodSpec) -> Iterator[Violation]:
             if operator in {MatchExpressionOperator.IN, MatchExpressionOperator.NOT_IN}:
                 if not values:
                     yield Violation(where, f"required when operator is {operator}")
-            elif operator in {MatchExpressionOperator.EXISTS, MatchExpressionOperator.DOES_NOT_EXIST}:
+            elif operator in {
+                MatchExpressionOperator.EXISTS,
+                MatchExpressionOperator.DOES_NOT_EXIST,
+            }:
                 if values:
                     yield Violation(where, f"must be empty when operator is {operator}")
             elif len(values) != 1 or not values[0].lstrip("-").isdigit():
@@ -272,7 +281,10 @@ def _check_compute(path: str, compute: Compute) -> Iterator[Violation]:
             parsed[field] = parse_quantity(text)
         except ValueError:
             yield Violation(f"{path}.{field}", "must be a quantity such as 512Mi, 20M or 2G")
-    for limit, request in (("gpuMemoryLimit", "gpuMemoryRequest"), ("cpuMemoryLimit", "cpuMemoryRequest")):
+    for limit, request in (
+        ("gpuMemoryLimit", "gpuMemoryRequest"),
+        ("cpuMemoryLimit", "cpuMemoryRequest"),
+    ):
         if limit in parsed and request in parsed and parsed[limit] < parsed[request]:
             yield Violation(f"{path}.{limit}", f"must be greater than or equal to {request}")
     for i, resource in enumerate(compute.extended_resources or ()):
@@ -308,7 +320,9 @@ def _check_storage(path: str, storage: Storage) -> Iterator[Violation]:
             try:
                 parse_quantity(pvc.claim_info.size)
             except ValueError:
-                yield Violation(f"{path}.pvc[{i}].claimInfo.size", "must be a quantity such as 10Gi")
+                yield Violation(
+                    f"{path}.pvc[{i}].claimInfo.size", "must be a quantity such as 10Gi"
+                )
 
 
 def _is_label_key(key: str) -> bool:

@@ -160,7 +160,10 @@ class Reconciler:
 
     def _delete(self, workload: Workload) -> WorkloadUpdate:
         change = WorkloadUpdate()
-        if can_transition(workload.actual_phase, Phase.DELETING) and workload.actual_phase is not Phase.DELETING:
+        if (
+            can_transition(workload.actual_phase, Phase.DELETING)
+            and workload.actual_phase is not Phase.DELETING
+        ):
             change.phase = Phase.DELETING
             change.message = "stopping pods"
         if self._stopped(workload):
@@ -237,12 +240,18 @@ class Reconciler:
         for pod_name in result.restart:
             self._runtime.restart_pod(workload, plan, pod_name)
             change.events.append(
-                self._event(workload, "Restarting", f"restarting pod {pod_name}", kind="Pod", name=pod_name)
+                self._event(
+                    workload, "Restarting", f"restarting pod {pod_name}", kind="Pod", name=pod_name
+                )
             )
             self._queue.add(workload.id)
         target = result.phase
         if target is Phase.RUNNING and result.restart:
-            target = Phase.DEGRADED if workload.actual_phase is not Phase.INITIALIZING else Phase.INITIALIZING
+            target = (
+                Phase.DEGRADED
+                if workload.actual_phase is not Phase.INITIALIZING
+                else Phase.INITIALIZING
+            )
         if target != workload.actual_phase or result.message != workload.phase_message:
             change.phase, change.message = target, result.message
         if target.is_terminal:
@@ -265,18 +274,27 @@ class Reconciler:
             known = {pod.name: pod for pod in unit.workloads.pods(workload.id, deleted=False)}
         change = WorkloadUpdate()
         change.pods, change.events = self._pod_changes(workload, statuses, known)
-        self._settle(workload, workload.plan(), statuses, ended_at=workload.completed_at or self._clock())
+        self._settle(
+            workload, workload.plan(), statuses, ended_at=workload.completed_at or self._clock()
+        )
         return change
 
     def _settle(
-        self, workload: Workload, plan: ReplicaPlan, statuses: Sequence[PodStatus], *, ended_at: datetime
+        self,
+        workload: Workload,
+        plan: ReplicaPlan,
+        statuses: Sequence[PodStatus],
+        *,
+        ended_at: datetime,
     ) -> None:
         """Pods still running when the workload ended get the grace period to exit on their
         own (none with cleanPodPolicy All or Running), then are stopped: nothing outlives it."""
         if not any(s.phase in {PodPhase.RUNNING, PodPhase.PENDING} for s in statuses):
             return
         grace = self._grace(workload)
-        linger = 0.0 if plan.clean_pod_policy in {CleanPodPolicy.ALL, CleanPodPolicy.RUNNING} else grace
+        linger = (
+            0.0 if plan.clean_pod_policy in {CleanPodPolicy.ALL, CleanPodPolicy.RUNNING} else grace
+        )
         remaining = (ended_at - self._clock()).total_seconds() + linger
         if remaining > 0:
             self._queue.add_after(workload.id, remaining)
@@ -317,11 +335,19 @@ class Reconciler:
 
     def _pod_event(self, workload: Workload, pod: Pod) -> Event:
         reasons = {
-            PodPhase.PENDING: ("Scheduled", EventType.NORMAL, f"pod {pod.name} assigned to {pod.node_name}"),
+            PodPhase.PENDING: (
+                "Scheduled",
+                EventType.NORMAL,
+                f"pod {pod.name} assigned to {pod.node_name}",
+            ),
             PodPhase.RUNNING: ("Started", EventType.NORMAL, f"pod {pod.name} started"),
             PodPhase.SUCCEEDED: ("Completed", EventType.NORMAL, f"pod {pod.name} {pod.message}"),
             PodPhase.FAILED: ("Failed", EventType.WARNING, f"pod {pod.name} {pod.message}"),
-            PodPhase.UNKNOWN: ("Unknown", EventType.WARNING, f"pod {pod.name} is in an unknown state"),
+            PodPhase.UNKNOWN: (
+                "Unknown",
+                EventType.WARNING,
+                f"pod {pod.name} is in an unknown state",
+            ),
         }
         reason, kind, message = reasons[pod.phase]
         return self._event(workload, reason, message, type=kind, kind="Pod", name=pod.name)
@@ -373,7 +399,11 @@ class Reconciler:
             self._runtime.start(workload, plans[workload_id])
             change = WorkloadUpdate(phase=Phase.INITIALIZING, message="starting pods")
             change.events.append(
-                self._event(workload, "Scheduled", f"all {len(plans[workload_id].replicas)} pods admitted together")
+                self._event(
+                    workload,
+                    "Scheduled",
+                    f"all {len(plans[workload_id].replicas)} pods admitted together",
+                )
             )
             self._write(workload, change)
             self._queue.add(workload_id)

@@ -45,7 +45,8 @@ def outcome(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> Outcome:
         if restarts + len(failed) > plan.backoff_limit:
             return Outcome(
                 Phase.FAILED,
-                f"{reason}; the workload has reached the specified backoff limit ({plan.backoff_limit})",
+                f"{reason}; the workload has reached the specified backoff limit "
+                f"({plan.backoff_limit})",
             )
         return Outcome(Phase.RUNNING, reason, restart=tuple(p.name for p in failed))
     started = {PodPhase.RUNNING, PodPhase.SUCCEEDED}

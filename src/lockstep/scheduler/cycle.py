@@ -44,7 +44,9 @@ def schedule(snapshot: Snapshot, heads: Sequence[Candidate]) -> Decisions:
     for candidate in heads:
         if not candidate.request.fits_in(snapshot.capacity):
             reasons = "; ".join(candidate.request.shortfall(snapshot.capacity))
-            decisions.parked[candidate.workload_id] = f"the workload can never fit this cluster: {reasons}"
+            decisions.parked[candidate.workload_id] = (
+                f"the workload can never fit this cluster: {reasons}"
+            )
         elif blocked_by is not None:
             decisions.waiting[candidate.workload_id] = f"queued behind workload {blocked_by.name}"
         elif candidate.request.fits_in(free):

@@ -26,7 +26,11 @@ class Resources:
         return Resources(self.cpu - other.cpu, self.memory - other.memory, self.gpus - other.gpus)
 
     def fits_in(self, available: Resources) -> bool:
-        return self.cpu <= available.cpu and self.memory <= available.memory and self.gpus <= available.gpus
+        return (
+            self.cpu <= available.cpu
+            and self.memory <= available.memory
+            and self.gpus <= available.gpus
+        )
 
     def shortfall(self, available: Resources) -> list[str]:
         """What is missing, in words, e.g. `4 GPUs requested, 0 available`."""
@@ -37,7 +41,9 @@ class Resources:
             ("GPUs", self.gpus, available.gpus),
         ):
             if wanted > have:
-                missing.append(f"{_number(wanted)} {label} requested, {_number(max(have, ZERO))} available")
+                missing.append(
+                    f"{_number(wanted)} {label} requested, {_number(max(have, ZERO))} available"
+                )
         return missing
 
 

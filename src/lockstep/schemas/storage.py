@@ -14,7 +14,9 @@ from lockstep.schemas.base import DnsLabel, NonEmpty, Quantity, WireModel
 DefaultMode = Annotated[str, StringConstraints(min_length=4, max_length=4, pattern=r"^0[0-7]{3}$")]
 AttributeKey = Annotated[
     str,
-    StringConstraints(min_length=1, max_length=63, pattern=r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"),
+    StringConstraints(
+        min_length=1, max_length=63, pattern=r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$"
+    ),
 ]
 
 

@@ -52,9 +52,13 @@ class IdentityService:
             application = unit.identity.application(request.client_id)
         if application is None or not verify_secret(request.client_secret, application.secret_hash):
             raise Unauthenticated("the client id or secret is not valid")
-        return self._tokens.issue(Principal(SubjectType.APP, application.client_id, application.client_id))
+        return self._tokens.issue(
+            Principal(SubjectType.APP, application.client_id, application.client_id)
+        )
 
-    def bootstrap(self, *, client_id: str | None, client_secret: str | None) -> BootstrapResult | None:
+    def bootstrap(
+        self, *, client_id: str | None, client_secret: str | None
+    ) -> BootstrapResult | None:
         """On an empty store: one cluster, department and project, and an administrator
         application. Returns None when the store was not empty."""
         with self._db.write() as unit:
@@ -63,7 +67,11 @@ class IdentityService:
             now = self._clock()
             cluster = unit.organization.add_cluster(str(uuid.uuid4()), "local", now)
             department = unit.organization.add_department(
-                name="default", cluster_id=cluster.id, created_by=BOOTSTRAP_ACTOR, resources=[], now=now
+                name="default",
+                cluster_id=cluster.id,
+                created_by=BOOTSTRAP_ACTOR,
+                resources=[],
+                now=now,
             )
             project = unit.organization.add_project(
                 name="default",
@@ -92,10 +100,15 @@ class IdentityService:
 
     def _add_application(self, unit: UnitOfWork, client_id: str, secret: str) -> Application:
         return unit.identity.add_application(
-            client_id=client_id, secret_hash=hash_secret(secret), created_by=BOOTSTRAP_ACTOR, now=self._clock()
+            client_id=client_id,
+            secret_hash=hash_secret(secret),
+            created_by=BOOTSTRAP_ACTOR,
+            now=self._clock(),
         )
 
-    def create_application(self, client_id: str, *, secret: str | None = None) -> tuple[Application, str]:
+    def create_application(
+        self, client_id: str, *, secret: str | None = None
+    ) -> tuple[Application, str]:
         """A new application and its secret (generated unless given), shown only this once."""
         secret = secret or generate_secret()
         with self._db.write() as unit:

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 
 from lockstep.auth.access import Access, Action, Resource, Scope
 from lockstep.auth.tokens import Principal
-from lockstep.services.access import access_of
 from lockstep.domain.clock import Clock
 from lockstep.domain.errors import InvalidRequest, NotFound
 from lockstep.domain.listing import Filter, SortOrder, matches
 from lockstep.domain.organization import Cluster, Department, Project
 from lockstep.schemas.organization import DepartmentCreationRequest, ProjectCreationRequest
+from lockstep.services.access import access_of
 from lockstep.store.database import Database, UnitOfWork
 
 PROJECT_FIELDS: dict[str, Callable[[Project, dict[str, Department]], object]] = {
@@ -93,7 +93,9 @@ class OrganizationService:
             if request.parent_id is None:
                 department = unit.organization.department_by_name(cluster_id, "default")
                 if department is None:
-                    raise InvalidRequest.of("parentId", "required: the cluster has no default department")
+                    raise InvalidRequest.of(
+                        "parentId", "required: the cluster has no default department"
+                    )
             else:
                 department = unit.organization.department(request.parent_id)
                 if department is None or department.cluster_id != cluster_id:
@@ -114,14 +116,20 @@ class OrganizationService:
             )
 
     def departments(
-        self, caller: Principal, *, filters: Sequence[Filter] = (), sort_by: str | None = None,
+        self,
+        caller: Principal,
+        *,
+        filters: Sequence[Filter] = (),
+        sort_by: str | None = None,
         order: SortOrder = SortOrder.ASC,
     ) -> tuple[list[Department], list[Project]]:
         with self._db.read() as unit:
             visible = _visible(unit, caller)
             projects = unit.organization.projects()
         found = [
-            d for d in visible.departments if all(matches(f, DEPARTMENT_FIELDS[f.field](d)) for f in filters)
+            d
+            for d in visible.departments
+            if all(matches(f, DEPARTMENT_FIELDS[f.field](d)) for f in filters)
         ]
         if sort_by is not None:
             key = DEPARTMENT_FIELDS[sort_by]
@@ -140,7 +148,9 @@ class OrganizationService:
                 )
             return department, unit.organization.projects()
 
-    def create_department(self, caller: Principal, request: DepartmentCreationRequest) -> Department:
+    def create_department(
+        self, caller: Principal, request: DepartmentCreationRequest
+    ) -> Department:
         cluster_id = str(request.cluster_id)
         with self._db.write() as unit:
             if unit.organization.cluster(cluster_id) is None:
@@ -165,7 +175,6 @@ class OrganizationService:
             if cluster.id not in {c.id for c in _visible(unit, caller).clusters}:
                 access_of(unit, caller).check(Action.READ, Resource.CLUSTERS, Scope(cluster.id))
             return cluster
-
 
 
 def _project_scope(project: Project) -> Scope:

@@ -13,9 +13,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
-from lockstep.auth.access import Access, Action, Resource, Scope
+from lockstep.auth.access import Action, Resource, Scope
 from lockstep.auth.tokens import Principal
-from lockstep.services.access import access_of
 from lockstep.domain.clock import Clock
 from lockstep.domain.errors import Conflict, InvalidRequest, NotFound
 from lockstep.domain.listing import ListQuery, SortOrder
@@ -24,6 +23,7 @@ from lockstep.domain.priorities import TRAIN, priority_of
 from lockstep.domain.rules import check_request
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
 from lockstep.schemas.distributed import DistributedCreationRequest, DistributedFramework
+from lockstep.services.access import access_of
 from lockstep.store.database import Database, UnitOfWork
 from lockstep.store.workloads import WorkloadRow
 
@@ -71,7 +71,9 @@ class WorkloadService:
             project = unit.organization.project(request.project_id)
             cluster_id = str(request.cluster_id)
             if project is None:
-                raise InvalidRequest.of("projectId", f"no project has the id {request.project_id!r}")
+                raise InvalidRequest.of(
+                    "projectId", f"no project has the id {request.project_id!r}"
+                )
             if unit.organization.cluster(cluster_id) is None:
                 raise InvalidRequest.of("clusterId", f"no cluster has the id {cluster_id!r}")
             if project.cluster_id != cluster_id:
@@ -158,12 +160,12 @@ class WorkloadService:
             unit.workloads.set_desired_phase(workload_id, desired, self._clock())
         self._notify(workload_id)
 
-    def list(self, caller: Principal, query: ListQuery) -> PageOf[WorkloadRow]:
+    def page(self, caller: Principal, query: ListQuery) -> PageOf[WorkloadRow]:
         with self._db.read() as unit:
             scoped = _readable(unit, caller, query)
             if scoped is None:
                 return PageOf([], False)
-            rows, more = unit.workloads.list(scoped)
+            rows, more = unit.workloads.page(scoped)
             return PageOf(rows, more)
 
     def count(self, caller: Principal, query: ListQuery) -> int:
@@ -171,7 +173,9 @@ class WorkloadService:
             scoped = _readable(unit, caller, query)
             return 0 if scoped is None else unit.workloads.count(scoped)
 
-    def pods(self, caller: Principal, workload_id: str, *, deleted: bool | None) -> tuple[WorkloadRow, list[Pod]]:
+    def pods(
+        self, caller: Principal, workload_id: str, *, deleted: bool | None
+    ) -> tuple[WorkloadRow, list[Pod]]:
         with self._db.read() as unit:
             row = self._readable_row(unit, caller, workload_id)
             return row, unit.workloads.pods(workload_id, deleted=deleted)
@@ -196,7 +200,6 @@ class WorkloadService:
             raise NotFound(f"no workload has the id {workload_id!r}")
         access_of(unit, caller).check(Action.READ, Resource.WORKLOADS, scope_of(row.workload))
         return row
-
 
 
 def _readable(unit: UnitOfWork, caller: Principal, query: ListQuery) -> ListQuery | None:

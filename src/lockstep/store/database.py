@@ -16,7 +16,8 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, OperationalError, TimeoutError as PoolTimeout
+from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from lockstep.domain.errors import StoreUnavailable
 from lockstep.store.identity import IdentityRepository
@@ -26,7 +27,12 @@ from lockstep.store.workloads import WorkloadRepository
 _MIGRATIONS = Path(__file__).parent / "migrations"
 
 
-_SQLITE_UNAVAILABLE = ("database is locked", "unable to open database", "disk i/o error", "readonly database")
+_SQLITE_UNAVAILABLE = (
+    "database is locked",
+    "unable to open database",
+    "disk i/o error",
+    "readonly database",
+)
 
 
 def _is_unavailable(error: DBAPIError) -> bool:
@@ -119,8 +125,8 @@ class Database:
         if lock is not None:
             lock.acquire()
         try:
-            with self._translated(), self.engine.connect() as connection:
-                connection = connection.execution_options(lockstep_write=True)
+            with self._translated(), self.engine.connect() as plain:
+                connection = plain.execution_options(lockstep_write=True)
                 with connection.begin():
                     yield UnitOfWork(connection)
         finally:
@@ -135,7 +141,9 @@ class Database:
             raise StoreUnavailable("the store is busy; please try again shortly") from error
         except DBAPIError as error:
             if error.connection_invalidated or _is_unavailable(error):
-                raise StoreUnavailable("the store is unreachable; please try again shortly") from error
+                raise StoreUnavailable(
+                    "the store is unreachable; please try again shortly"
+                ) from error
             raise
 
     def migrate(self) -> None:

@@ -8,6 +8,7 @@ from typing import Any
 
 import orjson
 from sqlalchemy import (
+    Boolean,
     ColumnElement,
     Connection,
     Float,
@@ -104,13 +105,13 @@ def _condition(item: Filter) -> ColumnElement[bool]:
     text = _text(column)
     match item.operator:
         case Operator.EQUALS:
-            return column == value
+            return cast(column == value, Boolean)
         case Operator.NOT_EQUALS:
             return or_(column != value, column.is_(None))
         case Operator.AT_MOST:
-            return column <= value
+            return cast(column <= value, Boolean)
         case Operator.AT_LEAST:
-            return column >= value
+            return cast(column >= value, Boolean)
         case Operator.CONTAINS:
             return text.contains(item.value, autoescape=True)
         case Operator.NOT_CONTAINS:
@@ -203,7 +204,9 @@ class WorkloadRepository:
             "name": workload.name,
             "requested_name": workload.requested_name,
             "project_id": int(workload.project_id),
-            "department_id": None if workload.department_id is None else int(workload.department_id),
+            "department_id": None
+            if workload.department_id is None
+            else int(workload.department_id),
             "cluster_id": workload.cluster_id,
             "created_by": workload.created_by,
             "created_at": workload.created_at,
@@ -228,7 +231,9 @@ class WorkloadRepository:
                 f"{workload.project_id}"
             ) from error
         nested.commit()
-        self._record_phase(workload.id, workload.actual_phase, workload.phase_message, workload.created_at)
+        self._record_phase(
+            workload.id, workload.actual_phase, workload.phase_message, workload.created_at
+        )
 
     def name_in_use(self, project_id: str, name: str) -> bool:
         query = select(workloads.c.id).where(
@@ -292,7 +297,12 @@ class WorkloadRepository:
     def _record_phase(self, workload_id: str, phase: Phase, message: str, now: datetime) -> None:
         self._db.execute(
             insert(phase_changes),
-            {"workload_id": workload_id, "created_at": now, "phase": phase.value, "message": message},
+            {
+                "workload_id": workload_id,
+                "created_at": now,
+                "phase": phase.value,
+                "message": message,
+            },
         )
 
     def _upsert_pod(self, pod: Pod) -> None:
@@ -347,7 +357,11 @@ class WorkloadRepository:
             workloads.c.id == workload_id, workloads.c.deleted_at.is_(None)
         )
         row = self._db.execute(query).first()
-        return None if row is None else WorkloadRow(_workload(row), row.project_name, row.department_name)
+        return (
+            None
+            if row is None
+            else WorkloadRow(_workload(row), row.project_name, row.department_name)
+        )
 
     def _joined(self) -> Select[Any]:
         return (
@@ -380,7 +394,7 @@ class WorkloadRepository:
         conditions = [_condition(f) for f in spec.filters]
         return query.where(and_(*conditions)) if conditions else query
 
-    def list(self, spec: ListQuery) -> tuple[list[WorkloadRow], bool]:
+    def page(self, spec: ListQuery) -> tuple[list[WorkloadRow], bool]:
         """One page of workloads and whether another page follows."""
         query = self._where(self._joined(), spec)
         column = _FIELDS[spec.sort_by][0] if spec.sort_by else workloads.c.created_at
@@ -421,9 +435,7 @@ class WorkloadRepository:
         )
         return [_event(r) for r in self._db.execute(query).all()]
 
-    def history(
-        self, workload_id: str, *, offset: int, limit: int
-    ) -> list[PhaseChange | Event]:
+    def history(self, workload_id: str, *, offset: int, limit: int) -> list[PhaseChange | Event]:
         """Phase changes and events of a workload, oldest first."""
         phase_rows = select(
             literal_column("'PhaseUpdate'").label("kind"),
@@ -451,13 +463,18 @@ class WorkloadRepository:
         by_id = {
             e.id: e
             for e in (
-                [_event(r) for r in self._db.execute(select(events).where(events.c.id.in_(event_ids)))]
+                [
+                    _event(r)
+                    for r in self._db.execute(select(events).where(events.c.id.in_(event_ids)))
+                ]
                 if event_ids
                 else []
             )
         }
         return [
-            PhaseChange(workload_id, r.created_at, Phase(r.a), r.b) if r.kind == "PhaseUpdate" else by_id[r.key]
+            PhaseChange(workload_id, r.created_at, Phase(r.a), r.b)
+            if r.kind == "PhaseUpdate"
+            else by_id[r.key]
             for r in rows
         ]
 

@@ -25,7 +25,9 @@ Order = Annotated[SortOrder, Query(alias="sortOrder")]
 
 def _sort_field(sort_by: str | None, allowed: frozenset[str]) -> str | None:
     if sort_by is not None and sort_by not in allowed:
-        raise InvalidRequest.of("sortBy", f"cannot sort by {sort_by!r}; fields: {', '.join(sorted(allowed))}")
+        raise InvalidRequest.of(
+            "sortBy", f"cannot sort by {sort_by!r}; fields: {', '.join(sorted(allowed))}"
+        )
     return sort_by
 
 
@@ -50,7 +52,9 @@ def get_projects(
         search=search,
     )
     chosen = [views.project(p) for p in projects[start : start + size]]
-    return json_response(page(chosen, key="projects", offset=start, has_more=start + size < len(projects)))
+    return json_response(
+        page(chosen, key="projects", offset=start, has_more=start + size < len(projects))
+    )
 
 
 @router.post("/api/v1/org-unit/projects", status_code=201)
@@ -90,7 +94,9 @@ def get_departments(
 
 @router.post("/api/v1/org-unit/departments", status_code=201)
 def create_department(caller: CallerDep, services: ServicesDep, body: BodyDep) -> Response:
-    department = services.organization.create_department(caller, parse_body(DepartmentCreationRequest, body))
+    department = services.organization.create_department(
+        caller, parse_body(DepartmentCreationRequest, body)
+    )
     return json_response(views.department(department), 201)
 
 

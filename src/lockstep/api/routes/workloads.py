@@ -65,9 +65,11 @@ def get_workloads(
     deleted: Deleted = None,
 ) -> Response:
     query = _query(filter_by, sort_by, sort_order, offset, limit, search, deleted)
-    result = services.workloads.list(caller, query)
+    result = services.workloads.page(caller, query)
     items = [views.workload_item(row) for row in result.items]
-    return json_response(page(items, key="workloads", offset=query.offset, has_more=result.has_more))
+    return json_response(
+        page(items, key="workloads", offset=query.offset, has_more=result.has_more)
+    )
 
 
 @router.get("/count")

@@ -4,7 +4,7 @@ working directory. Pure; `LocalRuntime.render` returns exactly this as the dry r
 from __future__ import annotations
 
 import shlex
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -17,7 +17,18 @@ from lockstep.schemas.pod import EnvironmentVariable
 
 LOOPBACK = "127.0.0.1"
 
-PASS_THROUGH = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TERM")
+PASS_THROUGH = (
+    "PATH",
+    "HOME",
+    "USER",
+    "LOGNAME",
+    "SHELL",
+    "LANG",
+    "LANGUAGE",
+    "TZ",
+    "TMPDIR",
+    "TERM",
+)
 """Variables of lockstep's own environment a pod inherits, as a container inherits its image's."""
 
 
@@ -82,7 +93,7 @@ def argv_of(replica: Replica) -> tuple[str, ...]:
     return (*command, *args)
 
 
-_FIELD_REFS = {
+_FIELD_REFS: dict[str, Callable[[PodIdentity], str]] = {
     "metadata.name": lambda pod: pod.name,
     "metadata.namespace": lambda pod: pod.namespace,
     "metadata.uid": lambda pod: pod.uid,
@@ -134,9 +145,7 @@ def launch_of(
     """The launch of one replica; `PodStartError` when it cannot be run here."""
     wiring = wiring_for(plan.framework)
     if wiring is None:
-        raise PodStartError(
-            f"the local runtime cannot run {plan.framework.value} workloads yet"
-        )
+        raise PodStartError(f"the local runtime cannot run {plan.framework.value} workloads yet")
     env = {key: inherited[key] for key in PASS_THROUGH if key in inherited}
     env |= {key: value for key, value in inherited.items() if key.startswith("LC_")}
     for variable in replica.spec.environment_variables or ():

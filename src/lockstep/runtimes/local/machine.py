@@ -18,7 +18,9 @@ def gpu_count() -> int:
     if tool is None:
         return 0
     try:
-        listing = subprocess.run([tool, "-L"], capture_output=True, text=True, timeout=10, check=False)
+        listing = subprocess.run(
+            [tool, "-L"], capture_output=True, text=True, timeout=10, check=False
+        )
     except (OSError, subprocess.TimeoutExpired):
         return 0
     return sum(1 for line in listing.stdout.splitlines() if line.startswith("GPU "))

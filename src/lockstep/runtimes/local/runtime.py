@@ -73,7 +73,9 @@ class LocalRuntime:
         pods: list[dict[str, Any]] = []
         for replica in plan.replicas:
             try:
-                launch = self._launch(workload, plan, replica.pod_name, ports, uid="<assigned at start>")
+                launch = self._launch(
+                    workload, plan, replica.pod_name, ports, uid="<assigned at start>"
+                )
                 pods.append(launch.to_json())
             except PodStartError as error:
                 pods.append({"podName": replica.pod_name, "error": str(error)})
@@ -203,24 +205,36 @@ class LocalRuntime:
         return ports
 
     def _launch(
-        self, workload: Workload, plan: ReplicaPlan, pod_name: str, ports: dict[str, int], *, uid: str
+        self,
+        workload: Workload,
+        plan: ReplicaPlan,
+        pod_name: str,
+        ports: dict[str, int],
+        *,
+        uid: str,
     ) -> Launch:
         endpoints = {name: Endpoint(LOOPBACK, port) for name, port in ports.items()}
         identity = PodIdentity(
             uid=uid, name=pod_name, namespace=workload.namespace, node_name=self._capacity.node_name
         )
-        return launch_of(plan, plan.replica(pod_name), pod=identity, endpoints=endpoints, inherited=self._environ)
+        return launch_of(
+            plan, plan.replica(pod_name), pod=identity, endpoints=endpoints, inherited=self._environ
+        )
 
     def _spawn(self, workload_id: str, files: PodFiles, state: PodState, launch: Launch) -> None:
         cwd = Path(launch.working_dir) if launch.working_dir else files.directory
         if not cwd.is_dir():
             files.write_state(
-                state.evolve(error=f"the working directory {cwd} does not exist on {self._capacity.node_name}")
+                state.evolve(error=f"the working directory {cwd} does not exist on this machine")
             )
             return
         try:
             child = processes.spawn(
-                launch.argv, env=launch.env, cwd=cwd, log=files.log, exit_file=files.exit_file(state.attempt)
+                launch.argv,
+                env=launch.env,
+                cwd=cwd,
+                log=files.log,
+                exit_file=files.exit_file(state.attempt),
             )
         except OSError as error:
             files.write_state(state.evolve(error=f"could not start the pod: {error}"))
@@ -246,7 +260,11 @@ class LocalRuntime:
             self._spawn(workload_id, files, state, Launch.from_json(read_json(files.launch)))
 
     def _alive(self, state: PodState) -> bool:
-        return state.pid is not None and state.ticks is not None and processes.is_alive(state.pid, state.ticks)
+        return (
+            state.pid is not None
+            and state.ticks is not None
+            and processes.is_alive(state.pid, state.ticks)
+        )
 
     def _sweep(self, state: PodState) -> None:
         """Kill whatever is left of a finished pod: its group, and escapees carrying its marker."""
