@@ -35,6 +35,27 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         yield url
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def module_api(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Api]:
+    """One server per test module and backend, for modules whose tests leave no state behind
+    (each such test checks that itself)."""
+    directory = tmp_path_factory.mktemp("module")
+    if request.param == "sqlite":
+        url = f"sqlite:///{directory / 'store.db'}"
+        with TestClient(create_app(make_settings(directory / "data", url))) as test_client:
+            yield Api.login(test_client)
+        return
+    require_postgres()
+    templates: PostgresTemplates = request.getfixturevalue("postgres_templates")
+    with (
+        templates.fresh() as url,
+        TestClient(create_app(make_settings(directory / "data", url))) as test_client,
+    ):
+        yield Api.login(test_client)
+
+
 @pytest.fixture
 def sqlite_url(tmp_path: Path) -> str:
     return f"sqlite:///{tmp_path / 'store.db'}"

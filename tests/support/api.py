@@ -34,7 +34,8 @@ class Api:
         return {"Authorization": f"Bearer {self.token}"} if self.token else {}
 
     def request(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
-        return self.client.request(method, path, headers=self.headers(), **kwargs)
+        headers = {**self.headers(), **kwargs.pop("headers", {})}
+        return self.client.request(method, path, headers=headers, **kwargs)
 
     def get(self, path: str, **kwargs: Any) -> httpx.Response:
         return self.request("GET", path, **kwargs)

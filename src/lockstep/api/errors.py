@@ -52,7 +52,7 @@ def _field(location: tuple[int | str, ...]) -> str:
     path = ""
     for part in location:
         path += f"[{part}]" if isinstance(part, int) else (f".{part}" if path else str(part))
-    return path
+    return path or "body"
 
 
 def _rule(error: Any) -> str:

@@ -17,6 +17,8 @@ from lockstep.domain.quantities import parse_quantity
 from lockstep.schemas.base import WireModel, is_dns_label
 from lockstep.schemas.compute import Compute, GpuRequestType
 from lockstep.schemas.distributed import (
+    DEFAULT_SLOTS_PER_WORKER,
+    DEFAULT_SSH_AUTH_MOUNT_PATH,
     DistributedCreationRequest,
     DistributedFramework,
     PodSpec,
@@ -85,12 +87,14 @@ def _check_topology(spec: WorkerSpec) -> Iterator[Violation]:
         yield Violation("spec.image", "required")
     yield from _check_elasticity(spec)
     if framework is not DistributedFramework.MPI:
-        for field, value in (
-            ("slotsPerWorker", spec.slots_per_worker),
-            ("sshAuthMountPath", spec.ssh_auth_mount_path),
-            ("mpiLauncherCreationPolicy", spec.mpi_launcher_creation_policy),
+        # Clients generated from the document send its defaults (slotsPerWorker 1,
+        # sshAuthMountPath /root/.ssh) for every framework: those are no-ops, not errors.
+        for field, value, default in (
+            ("slotsPerWorker", spec.slots_per_worker, DEFAULT_SLOTS_PER_WORKER),
+            ("sshAuthMountPath", spec.ssh_auth_mount_path, DEFAULT_SSH_AUTH_MOUNT_PATH),
+            ("mpiLauncherCreationPolicy", spec.mpi_launcher_creation_policy, None),
         ):
-            if value is not None:
+            if value is not None and value != default:
                 yield Violation(f"spec.{field}", "allowed only when distributedFramework is MPI")
     if spec.ssh_auth_mount_path is not None and not spec.ssh_auth_mount_path.startswith("/"):
         yield Violation("spec.sshAuthMountPath", "must be an absolute path")

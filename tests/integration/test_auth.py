@@ -1,0 +1,256 @@
+"""Identity and access: bearer tokens on every endpoint but the token endpoint, and access
+rules checked per project."""
+
+from __future__ import annotations
+
+import base64
+import json
+import time
+import uuid
+from typing import Any
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from lockstep.auth.tokens import Principal, TokenAuthority
+from lockstep.config import Settings
+from lockstep.domain.identity import Role, ScopeType, SubjectType
+from lockstep.services.identity import IdentityService
+from lockstep.store.database import normalize_url
+from tests.support.api import Api
+from tests.support.requests import distributed
+
+PROTECTED = [
+    ("GET", "/api/v1/workloads"),
+    ("GET", "/api/v1/workloads/count"),
+    ("POST", "/api/v1/workloads/distributed"),
+    ("GET", f"/api/v1/workloads/distributed/{uuid.UUID(int=1)}"),
+    ("DELETE", f"/api/v1/workloads/distributed/{uuid.UUID(int=1)}"),
+    ("POST", f"/api/v1/workloads/distributed/{uuid.UUID(int=1)}/suspend"),
+    ("POST", f"/api/v1/workloads/distributed/{uuid.UUID(int=1)}/resume"),
+    ("GET", f"/api/v1/workloads/{uuid.UUID(int=1)}"),
+    ("GET", f"/api/v1/workloads/{uuid.UUID(int=1)}/pods"),
+    ("GET", f"/api/v1/workloads/{uuid.UUID(int=1)}/events"),
+    ("GET", f"/api/v1/workloads/{uuid.UUID(int=1)}/history"),
+    ("GET", "/api/v1/org-unit/projects"),
+    ("POST", "/api/v1/org-unit/projects"),
+    ("GET", "/api/v1/org-unit/projects/1"),
+    ("GET", "/api/v1/org-unit/departments"),
+    ("POST", "/api/v1/org-unit/departments"),
+    ("GET", "/api/v1/org-unit/departments/1"),
+    ("GET", "/api/v1/clusters"),
+    ("GET", f"/api/v1/clusters/{uuid.UUID(int=1)}"),
+]
+
+
+def identity(api: Api) -> IdentityService:
+    service: IdentityService = api.client.app.state.services.identity  # type: ignore[attr-defined]
+    return service
+
+
+def app_with_role(api: Api, name: str, role: Role, scope: ScopeType, scope_id: str) -> Api:
+    service = identity(api)
+    _, secret = service.create_application(name)
+    service.grant(client_id=name, role=role, scope_type=scope, scope_id=scope_id)
+    return Api.login(api.client, name, secret)
+
+
+def new_project(api: Api, name: str) -> str:
+    response = api.post(
+        "/api/v1/org-unit/projects",
+        json={"name": name, "clusterId": api.cluster_id(), "resources": []},
+    )
+    assert response.status_code == 201, response.text
+    return str(response.json()["id"])
+
+
+@pytest.mark.parametrize(("method", "path"), PROTECTED)
+def test_every_endpoint_but_token_needs_a_token(module_api: Api, method: str, path: str) -> None:
+    response = module_api.client.request(method, path, json={})
+    assert response.status_code == 401, response.text
+    assert response.json()["code"] == 401
+    assert "bearer token is required" in response.json()["message"]
+
+
+@pytest.mark.parametrize(
+    ("header", "message"),
+    [
+        ("Basic YWRtaW46c2VjcmV0", "must be 'Bearer <token>'"),
+        ("Bearer not-a-jwt", "not valid"),
+        ("Bearer ", "must be 'Bearer <token>'"),
+    ],
+    ids=["other scheme", "malformed", "empty"],
+)
+def test_malformed_credentials_are_refused(module_api: Api, header: str, message: str) -> None:
+    response = module_api.client.get("/api/v1/workloads", headers={"Authorization": header})
+    assert response.status_code == 401
+    assert message in response.json()["message"]
+
+
+def test_wrongly_signed_token_is_refused(module_api: Api) -> None:
+    forged = TokenAuthority(b"k" * 64, ttl_seconds=3600).issue(
+        Principal(SubjectType.APP, "admin", "admin")
+    )
+    response = module_api.client.get(
+        "/api/v1/workloads", headers={"Authorization": f"Bearer {forged.token}"}
+    )
+    assert response.status_code == 401
+    assert "signature" in response.json()["message"]
+
+
+def test_expired_token_is_refused(module_api: Api) -> None:
+    authority: TokenAuthority = module_api.client.app.state.services.tokens  # type: ignore[attr-defined]
+    expired = authority.issue(Principal(SubjectType.APP, "admin", "admin"), now=time.time() - 7200)
+    response = module_api.client.get(
+        "/api/v1/workloads", headers={"Authorization": f"Bearer {expired.token}"}
+    )
+    assert response.status_code == 401
+    assert "expired" in response.json()["message"]
+
+
+def test_token_accepts_any_key_casing_and_carries_exp(module_api: Api) -> None:
+    for body in (
+        {"grantType": "app_token", "AppId": "admin", "AppSecret": "admin-secret-for-tests"},
+        {"grantType": "app_token", "appID": "admin", "appSecret": "admin-secret-for-tests"},
+        {
+            "grantType": "client_credentials",
+            "clientId": "admin",
+            "clientSecret": "admin-secret-for-tests",
+        },
+        {
+            "grantType": "client_credentials",
+            "clientID": "admin",
+            "clientSecret": "admin-secret-for-tests",
+        },
+    ):
+        response = module_api.client.post("/api/v1/token", json=body)
+        assert response.status_code == 200, (body, response.text)
+        token = response.json()["accessToken"]
+        payload = json.loads(base64.b64decode(token.split(".")[1] + "=="))
+        assert payload["exp"] - time.time() == pytest.approx(3600, abs=60)
+
+
+@pytest.mark.parametrize(
+    ("body", "status", "message"),
+    [
+        ({"grantType": "app_token", "AppId": "admin", "AppSecret": "wrong"}, 401, "not valid"),
+        ({"grantType": "app_token", "AppId": "nobody", "AppSecret": "x"}, 401, "not valid"),
+        (
+            {"grantType": "refresh_token", "refreshToken": "x"},
+            400,
+            "grantType: 'refresh_token' is not supported",
+        ),
+        ({"AppId": "admin", "AppSecret": "x"}, 400, "grantType: required"),
+        ({"grantType": "app_token", "AppSecret": "x"}, 400, "clientId: required"),
+    ],
+    ids=["wrong secret", "unknown app", "unsupported grant", "no grant", "no id"],
+)
+def test_bad_token_requests(
+    module_api: Api, body: dict[str, Any], status: int, message: str
+) -> None:
+    response = module_api.client.post("/api/v1/token", json=body)
+    assert response.status_code == status
+    assert message in response.json()["message"]
+
+
+def test_viewer_may_read_but_not_create(api: Api) -> None:
+    viewer = app_with_role(api, "viewer", Role.VIEWER, ScopeType.PROJECT, "1")
+    workload = api.create(distributed(api.cluster_id(), name="seen"))
+    assert viewer.get(f"/api/v1/workloads/distributed/{workload['workloadId']}").status_code == 200
+    refused = viewer.post(
+        "/api/v1/workloads/distributed", json=distributed(api.cluster_id(), name="mine")
+    )
+    assert refused.status_code == 403
+    assert refused.json() == {"code": 403, "message": "you may not create workloads in project 1"}
+    assert (
+        viewer.delete(f"/api/v1/workloads/distributed/{workload['workloadId']}").status_code == 403
+    )
+    assert (
+        viewer.post(f"/api/v1/workloads/distributed/{workload['workloadId']}/suspend").status_code
+        == 403
+    )
+    assert api.get("/api/v1/workloads/count").json() == {"count": 1}
+
+
+def test_researcher_is_confined_to_its_project(api: Api) -> None:
+    other = new_project(api, "other")
+    researcher = app_with_role(api, "researcher", Role.L1_RESEARCHER, ScopeType.PROJECT, "1")
+    own = researcher.create(distributed(api.cluster_id(), name="own"))
+    assert own["createdBy"] == "researcher"
+    theirs = api.create(distributed(api.cluster_id(), name="theirs", project_id=other))
+    theirs_path = f"/api/v1/workloads/distributed/{theirs['workloadId']}"
+
+    assert researcher.get(theirs_path).status_code == 403
+    assert researcher.get(f"/api/v1/workloads/{theirs['workloadId']}/pods").status_code == 403
+    assert researcher.delete(theirs_path).status_code == 403
+    assert (
+        researcher.post(
+            "/api/v1/workloads/distributed",
+            json=distributed(api.cluster_id(), name="sneak", project_id=other),
+        ).status_code
+        == 403
+    )
+    listed = researcher.get("/api/v1/workloads").json()["workloads"]
+    assert [w["name"] for w in listed] == ["own"]
+    assert researcher.get("/api/v1/workloads/count").json() == {"count": 1}
+    assert [p["id"] for p in researcher.get("/api/v1/org-unit/projects").json()["projects"]] == [
+        "1"
+    ]
+    assert researcher.get(f"/api/v1/org-unit/projects/{other}").status_code == 403
+    assert (
+        researcher.post(
+            "/api/v1/org-unit/projects",
+            json={"name": "mine", "clusterId": api.cluster_id(), "resources": []},
+        ).status_code
+        == 403
+    )
+    assert api.get(theirs_path).status_code == 200
+
+
+def test_department_rule_covers_its_projects(api: Api) -> None:
+    department = api.post(
+        "/api/v1/org-unit/departments", json={"name": "lab", "clusterId": api.cluster_id()}
+    )
+    department_id = department.json()["id"]
+    project = api.post(
+        "/api/v1/org-unit/projects",
+        json={
+            "name": "lab-1",
+            "clusterId": api.cluster_id(),
+            "parentId": department_id,
+            "resources": [],
+        },
+    ).json()["id"]
+    lead = app_with_role(api, "lead", Role.L1_RESEARCHER, ScopeType.DEPARTMENT, department_id)
+    assert (
+        lead.post(
+            "/api/v1/workloads/distributed",
+            json=distributed(api.cluster_id(), name="ok", project_id=project),
+        ).status_code
+        == 202
+    )
+    assert (
+        lead.post(
+            "/api/v1/workloads/distributed",
+            json=distributed(api.cluster_id(), name="no", project_id="1"),
+        ).status_code
+        == 403
+    )
+    assert [d["id"] for d in lead.get("/api/v1/org-unit/departments").json()["departments"]] == [
+        department_id
+    ]
+
+
+def test_secrets_are_never_returned_or_stored_in_clear(api: Api, settings: Settings) -> None:
+    _, secret = identity(api).create_application("quiet")
+    engine = create_engine(normalize_url(settings.resolved_database_url))
+    with engine.connect() as connection:
+        rows = connection.execute(text("SELECT client_id, secret_hash FROM applications")).all()
+    engine.dispose()
+    assert {row.client_id for row in rows} == {"admin", "quiet"}
+    for row in rows:
+        assert row.secret_hash.startswith("scrypt$")
+        assert secret not in row.secret_hash
+        assert "admin-secret-for-tests" not in row.secret_hash
+    for path in ("/api/v1/workloads", "/api/v1/org-unit/projects", "/api/v1/clusters"):
+        assert secret not in api.get(path).text

@@ -1,0 +1,137 @@
+"""Every response of every endpoint lockstep serves validates against the Run:ai document."""
+
+from __future__ import annotations
+
+import uuid
+
+from tests.support.api import Api, poll
+from tests.support.contract import assert_conforms
+from tests.support.requests import distributed, sleeping
+
+WORKLOAD = "/api/v1/workloads/{workloadId}"
+DISTRIBUTED = "/api/v1/workloads/distributed/{workloadId}"
+
+
+def test_token_responses_conform(api: Api) -> None:
+    ok = api.client.post(
+        "/api/v1/token",
+        json={
+            "grantType": "client_credentials",
+            "clientId": "admin",
+            "clientSecret": "admin-secret-for-tests",
+        },
+    )
+    assert ok.status_code == 200
+    body = assert_conforms(ok, "/api/v1/token")
+    assert body["expiresIn"] == 3600
+    bad = api.client.post("/api/v1/token", json={"grantType": "password"})
+    assert bad.status_code == 400
+    assert_conforms(bad, "/api/v1/token")
+
+
+def test_distributed_lifecycle_responses_conform(api: Api) -> None:
+    cluster = api.cluster_id()
+    created = api.post("/api/v1/workloads/distributed", json=sleeping(cluster, name="conform"))
+    assert created.status_code == 202
+    body = assert_conforms(created, "/api/v1/workloads/distributed")
+    workload_id = body["workloadId"]
+    api.wait_for(workload_id, {"Running"})
+
+    fetched = api.get(f"/api/v1/workloads/distributed/{workload_id}")
+    assert assert_conforms(fetched, DISTRIBUTED)["workloadId"] == workload_id
+    for path in (WORKLOAD, WORKLOAD + "/pods", WORKLOAD + "/events", WORKLOAD + "/history"):
+        response = api.get(path.replace("{workloadId}", workload_id))
+        assert response.status_code == 200, response.text
+        assert_conforms(response, path)
+
+    for action in ("suspend", "resume"):
+        response = api.post(f"/api/v1/workloads/distributed/{workload_id}/{action}")
+        assert response.status_code == 202
+        assert assert_conforms(response, DISTRIBUTED + f"/{action}") == {
+            "code": 202,
+            "message": "Request has been accepted.",
+        }
+    deleted = api.delete(f"/api/v1/workloads/distributed/{workload_id}")
+    assert deleted.status_code == 202
+    assert_conforms(deleted, DISTRIBUTED)
+    poll(
+        lambda: (
+            True
+            if api.get(f"/api/v1/workloads/distributed/{workload_id}").status_code == 404
+            else None
+        ),
+        timeout=60,
+        what="the workload to be gone",
+    )
+    listed = api.get("/api/v1/workloads", params={"deleted": "true"})
+    assert assert_conforms(listed, "/api/v1/workloads")["workloads"][0]["deletedAt"]
+
+
+def test_list_and_count_conform(api: Api) -> None:
+    cluster = api.cluster_id()
+    for name in ("alpha", "beta"):
+        api.create(distributed(cluster, name=name))
+    listed = api.get("/api/v1/workloads", params={"limit": 1, "sortBy": "name"})
+    body = assert_conforms(listed, "/api/v1/workloads")
+    assert [w["name"] for w in body["workloads"]] == ["alpha"]
+    assert body["next"] == 1
+    counted = api.get("/api/v1/workloads/count")
+    assert assert_conforms(counted, "/api/v1/workloads/count") == {"count": 2}
+
+
+def test_organization_responses_conform(api: Api) -> None:
+    cluster = api.cluster_id()
+    clusters = api.get("/api/v1/clusters")
+    assert_conforms(clusters, "/api/v1/clusters")
+    one = api.get(f"/api/v1/clusters/{cluster}")
+    assert assert_conforms(one, "/api/v1/clusters/{clusterUuid}")["uuid"] == cluster
+
+    department = api.post(
+        "/api/v1/org-unit/departments", json={"name": "research", "clusterId": cluster}
+    )
+    assert department.status_code == 201, department.text
+    department_id = assert_conforms(department, "/api/v1/org-unit/departments")["id"]
+    assert_conforms(api.get("/api/v1/org-unit/departments"), "/api/v1/org-unit/departments")
+    assert_conforms(
+        api.get(f"/api/v1/org-unit/departments/{department_id}"),
+        "/api/v1/org-unit/departments/{departmentId}",
+    )
+
+    project = api.post(
+        "/api/v1/org-unit/projects",
+        json={"name": "vision", "clusterId": cluster, "parentId": department_id, "resources": []},
+    )
+    assert project.status_code == 201, project.text
+    project_id = assert_conforms(project, "/api/v1/org-unit/projects")["id"]
+    assert_conforms(api.get("/api/v1/org-unit/projects"), "/api/v1/org-unit/projects")
+    got = api.get(f"/api/v1/org-unit/projects/{project_id}")
+    assert (
+        assert_conforms(got, "/api/v1/org-unit/projects/{projectId}")["parentId"] == department_id
+    )
+
+    duplicate = api.post(
+        "/api/v1/org-unit/projects",
+        json={"name": "vision", "clusterId": cluster, "parentId": department_id, "resources": []},
+    )
+    assert duplicate.status_code == 409
+    assert_conforms(duplicate, "/api/v1/org-unit/projects")
+
+
+def test_error_responses_conform(api: Api) -> None:
+    missing = str(uuid.uuid4())
+    for path in (
+        DISTRIBUTED,
+        WORKLOAD,
+        WORKLOAD + "/pods",
+        WORKLOAD + "/events",
+        WORKLOAD + "/history",
+    ):
+        response = api.get(path.replace("{workloadId}", missing))
+        assert response.status_code == 404
+        assert_conforms(response, path)
+    unauthenticated = api.client.get("/api/v1/workloads")
+    assert unauthenticated.status_code == 401
+    assert_conforms(unauthenticated, "/api/v1/workloads")
+    invalid = api.post("/api/v1/workloads/distributed", json={"name": "x"})
+    assert invalid.status_code == 400
+    assert_conforms(invalid, "/api/v1/workloads/distributed")

@@ -1,0 +1,73 @@
+"""The documentation's example request is accepted as it is (only clusterId and projectId
+replaced by real ones) and GET returns every field as sent, ids and quantities as strings."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from tests.support.api import Api, poll
+from tests.support.contract import assert_conforms
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "reference" / "examples"
+
+SECRET_NAMES = frozenset(
+    f"{spec}/environmentVariables/0/secret/name" for spec in ("spec", "masterSpec")
+)
+"""The example names a secret `postgress_secret`, which the document's pattern forbids; it is
+accepted and returned as sent. Every other field must conform."""
+
+
+def _as_sent(value: Any) -> Any:
+    """The request as the document's types say it is returned: quantities as strings."""
+    if isinstance(value, dict):
+        return {
+            key: str(item) if key == "quantity" and isinstance(item, int) else _as_sent(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [_as_sent(item) for item in value]
+    return value
+
+
+def test_example_request_is_accepted_and_read_back_unchanged(api: Api) -> None:
+    request = json.loads((EXAMPLES / "create-request.json").read_text())
+    request["clusterId"] = api.cluster_id()
+    request["projectId"] = 1  # an integer, as the example sends it
+    created = api.post("/api/v1/workloads/distributed", json=request)
+    assert created.status_code == 202, created.text
+    body = assert_conforms(created, "/api/v1/workloads/distributed", tolerate=SECRET_NAMES)
+    assert body["requestedName"] == "my-workload-name"
+    assert body["name"].startswith("my-workload-name-")
+    assert len(body["name"]) == len("my-workload-name") + 6
+    assert body["projectId"] == "1"
+    assert body["desiredPhase"] == "Running"
+
+    fetched = api.get(f"/api/v1/workloads/distributed/{body['workloadId']}")
+    got = assert_conforms(
+        fetched, "/api/v1/workloads/distributed/{workloadId}", tolerate=SECRET_NAMES
+    )
+    for key in ("spec", "masterSpecSameAsWorker", "masterSpec"):
+        assert got[key] == _as_sent(request[key]), key
+    assert got["spec"]["compute"]["extendedResources"][0]["quantity"] == "2"
+    assert got["projectId"] == "1"
+    assert got["clusterId"] == request["clusterId"]
+
+
+def test_example_workload_waits_for_a_gpu_on_a_machine_without_one(api: Api) -> None:
+    request = json.loads((EXAMPLES / "create-request.json").read_text())
+    request["clusterId"] = api.cluster_id()
+    request["projectId"] = "1"
+    workload_id = api.create(request)["workloadId"]
+    if api.client.app.state.runtime.capacity().gpus:  # type: ignore[attr-defined]
+        return
+    pending = api.wait_for(workload_id, {"Pending"})
+
+    def explained() -> dict[str, Any] | None:
+        item = api.workload(workload_id)
+        return item if "GPUs requested" in item["phaseMessage"] else None
+
+    item = poll(explained, timeout=30, what="a pending reason naming GPUs")
+    assert pending["phase"] == "Pending"
+    assert "can never fit" in item["phaseMessage"]
