@@ -294,8 +294,9 @@ class LocalRuntime:
             return PodStatus(phase=PodPhase.FAILED, message=state.error, **common)
         if state.pid is None:
             return PodStatus(phase=PodPhase.PENDING, message="starting", **common)
+        common["ip"] = LOOPBACK
         if self._alive(state):
-            return PodStatus(phase=PodPhase.RUNNING, ip=LOOPBACK, **common)
+            return PodStatus(phase=PodPhase.RUNNING, **common)
         self._sweep(state)
         code = files.exit_code(state.attempt)
         finished = _moment(_mtime(files.exit_file(state.attempt))) or _moment(self._now())
