@@ -97,3 +97,14 @@ def live_server(tmp_path: Path, sqlite_url: str) -> Iterator[LiveServer]:
     finally:
         server.stop()
         server.kill_pods()
+
+
+@pytest.fixture
+def live_server_on_each_store(tmp_path: Path, database_url: str) -> Iterator[LiveServer]:
+    """A real `lockstep serve` subprocess, once on SQLite and once on PostgreSQL."""
+    server = LiveServer(tmp_path / "data", database_url).start()
+    try:
+        yield server
+    finally:
+        server.stop()
+        server.kill_pods()

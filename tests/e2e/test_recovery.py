@@ -9,6 +9,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import create_engine, text
+
 from lockstep.runtimes.local.processes import marked_processes
 from lockstep.runtimes.local.state import PodFiles
 from tests.support.api import Api, poll
@@ -91,7 +93,8 @@ def test_pods_that_end_while_lockstep_is_down_get_their_real_outcome(
     assert "orphaned-worker-0 exited with code 7" in failed["phaseMessage"]
 
 
-def test_acknowledged_workloads_survive_a_crash(live_server: LiveServer) -> None:
+def test_acknowledged_workloads_survive_a_crash(live_server_on_each_store: LiveServer) -> None:
+    live_server = live_server_on_each_store
     api = live_server.api()
     cluster = api.cluster_id()
     acknowledged = [
@@ -134,8 +137,6 @@ def test_pods_of_a_workload_deleted_while_lockstep_was_down_are_stopped(
     uids = [state.uid for state in pod_states(live_server, workload_id).values()]
     live_server.stop(signal.SIGKILL)
     # The store says the workload is to be deleted; lockstep was not there to act on it.
-    from sqlalchemy import create_engine, text
-
     engine = create_engine(live_server.database_url or "")
     with engine.begin() as connection:
         connection.execute(
