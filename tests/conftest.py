@@ -1,9 +1,10 @@
-"""Fixtures: a fresh store per test (SQLite, and PostgreSQL where marked), in-process apps and
-live servers."""
+"""Fixtures: a fresh store per test (SQLite, and PostgreSQL where parametrized), in-process
+apps and live servers. Every pod a test's server started is killed when the test ends."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ from lockstep.api.app import create_app
 from lockstep.config import Settings
 from tests.support.api import ADMIN_ID, ADMIN_SECRET, Api
 from tests.support.databases import PostgresTemplates, require_postgres
-from tests.support.server import LiveServer
+from tests.support.server import LiveServer, kill_pods
 
 
 @pytest.fixture(scope="session")
@@ -23,11 +24,11 @@ def postgres_templates() -> Iterator[PostgresTemplates]:
     templates.close()
 
 
-@pytest.fixture(params=["sqlite", "postgresql"])
-def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """Every test using this runs once per backend, each time on an empty, migrated store."""
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'store.db'}"
+@contextmanager
+def fresh_database(request: pytest.FixtureRequest, backend: str, directory: Path) -> Iterator[str]:
+    """An empty store: a SQLite file in `directory`, or a new PostgreSQL database."""
+    if backend == "sqlite":
+        yield f"sqlite:///{directory / 'store.db'}"
         return
     require_postgres()
     templates: PostgresTemplates = request.getfixturevalue("postgres_templates")
@@ -35,30 +36,11 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str
         yield url
 
 
-@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
-def module_api(
-    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-) -> Iterator[Api]:
-    """One server per test module and backend, for modules whose tests leave no state behind
-    (each such test checks that itself)."""
-    directory = tmp_path_factory.mktemp("module")
-    if request.param == "sqlite":
-        url = f"sqlite:///{directory / 'store.db'}"
-        with TestClient(create_app(make_settings(directory / "data", url))) as test_client:
-            yield Api.login(test_client)
-        return
-    require_postgres()
-    templates: PostgresTemplates = request.getfixturevalue("postgres_templates")
-    with (
-        templates.fresh() as url,
-        TestClient(create_app(make_settings(directory / "data", url))) as test_client,
-    ):
-        yield Api.login(test_client)
-
-
-@pytest.fixture
-def sqlite_url(tmp_path: Path) -> str:
-    return f"sqlite:///{tmp_path / 'store.db'}"
+@pytest.fixture(params=["sqlite", "postgresql"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """Every test using this runs once per backend, each time on an empty, migrated store."""
+    with fresh_database(request, request.param, tmp_path) as url:
+        yield url
 
 
 def make_settings(data_dir: Path, database_url: str) -> Settings:
@@ -70,6 +52,16 @@ def make_settings(data_dir: Path, database_url: str) -> Settings:
     )
 
 
+@contextmanager
+def in_process(settings: Settings) -> Iterator[TestClient]:
+    """The whole server in process (ASGI), with its reconciler and local runtime running."""
+    with TestClient(create_app(settings)) as test_client:
+        try:
+            yield test_client
+        finally:
+            kill_pods(settings.runtime_dir)
+
+
 @pytest.fixture
 def settings(tmp_path: Path, database_url: str) -> Settings:
     return make_settings(tmp_path / "data", database_url)
@@ -77,8 +69,7 @@ def settings(tmp_path: Path, database_url: str) -> Settings:
 
 @pytest.fixture
 def client(settings: Settings) -> Iterator[TestClient]:
-    """The whole server in process (ASGI), with its reconciler and local runtime running."""
-    with TestClient(create_app(settings)) as test_client:
+    with in_process(settings) as test_client:
         yield test_client
 
 
@@ -88,23 +79,44 @@ def api(client: TestClient) -> Api:
     return Api.login(client)
 
 
+@pytest.fixture(scope="module", params=["sqlite", "postgresql"])
+def module_api(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Api]:
+    """One server per test module and backend, for modules whose tests leave no state behind
+    (each such test checks that itself)."""
+    directory = tmp_path_factory.mktemp("module")
+    with (
+        fresh_database(request, request.param, directory) as url,
+        in_process(make_settings(directory / "data", url)) as test_client,
+    ):
+        yield Api.login(test_client)
+
+
 @pytest.fixture
-def live_server(tmp_path: Path, sqlite_url: str) -> Iterator[LiveServer]:
-    """A real `lockstep serve` subprocess on SQLite."""
-    server = LiveServer(tmp_path / "data", sqlite_url).start()
+def sqlite_url(tmp_path: Path) -> str:
+    return f"sqlite:///{tmp_path / 'store.db'}"
+
+
+@contextmanager
+def running(server: LiveServer) -> Iterator[LiveServer]:
+    server.start()
     try:
         yield server
     finally:
         server.stop()
         server.kill_pods()
+
+
+@pytest.fixture
+def live_server(tmp_path: Path, sqlite_url: str) -> Iterator[LiveServer]:
+    """A real `lockstep serve` subprocess on SQLite."""
+    with running(LiveServer(tmp_path / "data", sqlite_url)) as server:
+        yield server
 
 
 @pytest.fixture
 def live_server_on_each_store(tmp_path: Path, database_url: str) -> Iterator[LiveServer]:
     """A real `lockstep serve` subprocess, once on SQLite and once on PostgreSQL."""
-    server = LiveServer(tmp_path / "data", database_url).start()
-    try:
+    with running(LiveServer(tmp_path / "data", database_url)) as server:
         yield server
-    finally:
-        server.stop()
-        server.kill_pods()

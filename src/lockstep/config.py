@@ -8,7 +8,7 @@ from __future__ import annotations
 from enum import StrEnum
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 
@@ -39,6 +39,12 @@ class Settings(BaseSettings):
     resync_seconds: float = Field(default=30.0, gt=0)
     log_level: str = "info"
     log_format: LogFormat = LogFormat.AUTO
+
+    @field_validator("data_dir")
+    @classmethod
+    def _absolute(cls, value: Path) -> Path:
+        """Pods run in their own directories, so every path lockstep hands out is absolute."""
+        return value.expanduser().resolve()
 
     @property
     def resolved_database_url(self) -> str:

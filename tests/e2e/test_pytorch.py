@@ -11,7 +11,9 @@ from tests.support.server import LiveServer
 pytest.importorskip("torch", reason="the PyTorch end-to-end tests need torch installed")
 
 
-def test_allreduce_across_master_and_two_workers_completes(live_server_on_each_store: LiveServer) -> None:
+def test_allreduce_across_master_and_two_workers_completes(
+    live_server_on_each_store: LiveServer,
+) -> None:
     live_server = live_server_on_each_store
     api = live_server.api()
     body = distributed(

@@ -17,7 +17,8 @@ runai = pytest.importorskip("runai", reason="the runapy client is part of the te
 from runai.api_client import ApiClient  # noqa: E402
 from runai.configuration import Configuration  # noqa: E402
 from runai.exceptions import ApiException  # noqa: E402
-from runai.models import DistributedCreationRequest, DistributedSpecSpec  # noqa: E402
+from runai.models.distributed_creation_request import DistributedCreationRequest  # noqa: E402
+from runai.models.distributed_spec_spec import DistributedSpecSpec  # noqa: E402
 from runai.runai_client import RunaiClient  # noqa: E402
 
 
@@ -28,7 +29,7 @@ def _client(server: LiveServer) -> RunaiClient:
         runai_base_url=server.url,
         retry_enabled=False,
     )
-    return RunaiClient(ApiClient(configuration))
+    return RunaiClient(ApiClient(configuration))  # type: ignore[no-untyped-call]
 
 
 def test_official_client_manages_a_distributed_workload(live_server: LiveServer) -> None:

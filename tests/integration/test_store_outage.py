@@ -44,14 +44,24 @@ def test_unreachable_store_answers_503_and_recovers(behind_proxy: tuple[Api, Out
         api.post("/api/v1/workloads/distributed", json=distributed(cluster, name="during")),
         api.client.post(
             "/api/v1/token",
-            json={"grantType": "app_token", "AppId": "admin", "AppSecret": "admin-secret-for-tests"},
+            json={
+                "grantType": "app_token",
+                "AppId": "admin",
+                "AppSecret": "admin-secret-for-tests",
+            },
         ),
     ):
         assert response.status_code == 503, response.text
-        assert response.json() == {"code": 503, "message": "the store is unreachable; please try again shortly"}
+        assert response.json() == {
+            "code": 503,
+            "message": "the store is unreachable; please try again shortly",
+        }
         assert response.headers["retry-after"] == "1"
 
     proxy.resume()
     names = [w["name"] for w in api.get("/api/v1/workloads").json()["workloads"]]
     assert names == ["before"]
-    assert api.create(distributed(cluster, name="after", compute={"cpuCoreRequest": 100000}))["name"] == "after"
+    assert (
+        api.create(distributed(cluster, name="after", compute={"cpuCoreRequest": 100000}))["name"]
+        == "after"
+    )

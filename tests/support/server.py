@@ -29,37 +29,40 @@ class LiveServer:
         data_dir: Path,
         database_url: str | None = None,
         *,
-        extra_env: dict[str, str] | None = None,
+        cwd: Path | None = None,
+        bootstrap_credentials: bool = True,
     ) -> None:
         self.data_dir = data_dir
         self.database_url = database_url
+        self.cwd = cwd
+        self.bootstrap_credentials = bootstrap_credentials
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.extra_env = extra_env or {}
         self.process: subprocess.Popen[bytes] | None = None
-        self.log_path = data_dir.parent / f"server-{self.port}.log"
+        self._clients: list[httpx.Client] = []
+        self.log_path = (cwd or data_dir.parent) / f"server-{self.port}.log"
 
     def environment(self) -> dict[str, str]:
         env = {
-            **os.environ,
+            **{k: v for k, v in os.environ.items() if not k.startswith("LOCKSTEP_")},
             "LOCKSTEP_DATA_DIR": str(self.data_dir),
             "LOCKSTEP_HOST": "127.0.0.1",
             "LOCKSTEP_PORT": str(self.port),
-            "LOCKSTEP_BOOTSTRAP_CLIENT_ID": ADMIN_ID,
-            "LOCKSTEP_BOOTSTRAP_CLIENT_SECRET": ADMIN_SECRET,
             "LOCKSTEP_LOG_FORMAT": "text",
-            **self.extra_env,
         }
+        if self.bootstrap_credentials:
+            env["LOCKSTEP_BOOTSTRAP_CLIENT_ID"] = ADMIN_ID
+            env["LOCKSTEP_BOOTSTRAP_CLIENT_SECRET"] = ADMIN_SECRET
         if self.database_url:
             env["LOCKSTEP_DATABASE_URL"] = self.database_url
         return env
 
     def start(self, *, timeout: float = 30.0) -> LiveServer:
-        self.data_dir.mkdir(parents=True, exist_ok=True)
         with self.log_path.open("ab") as log:
             self.process = subprocess.Popen(
                 [sys.executable, "-m", "lockstep", "serve"],
                 env=self.environment(),
+                cwd=self.cwd,
                 stdout=log,
                 stderr=subprocess.STDOUT,
             )
@@ -84,11 +87,17 @@ class LiveServer:
         return self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
 
     def api(self) -> Api:
-        return Api.login(httpx.Client(base_url=self.url, timeout=30.0))
+        """A client logged in as the administrator, closed when the server stops."""
+        client = httpx.Client(base_url=self.url, timeout=30.0)
+        self._clients.append(client)
+        return Api.login(client)
 
     def stop(self, sig: signal.Signals = signal.SIGTERM, *, timeout: float = 30.0) -> int:
         """Stop lockstep (its pods keep running, as in production)."""
         assert self.process is not None
+        for client in self._clients:
+            client.close()
+        self._clients.clear()
         if self.process.poll() is None:
             self.process.send_signal(sig)
             try:
@@ -100,12 +109,16 @@ class LiveServer:
 
     def kill_pods(self) -> None:
         """Remove every process of every pod this server's runtime knows (test clean-up)."""
-        root = self.data_dir / "runtime" / "local"
-        if not root.is_dir():
-            return
-        for state_file in root.glob("*/*/state.json"):
-            with contextlib.suppress(Exception):
-                state = PodFiles(state_file.parent).read_state()
-                if state.pid is not None:
-                    signal_group(state.pid, signal.SIGKILL)
-                kill_marked(state.uid)
+        kill_pods((self.cwd or Path.cwd()) / self.data_dir / "runtime" / "local")
+
+
+def kill_pods(runtime_root: Path) -> None:
+    """Kill every process of every pod under a local runtime's directory."""
+    if not runtime_root.is_dir():
+        return
+    for state_file in runtime_root.glob("*/*/state.json"):
+        with contextlib.suppress(Exception):
+            state = PodFiles(state_file.parent).read_state()
+            if state.pid is not None and not state.swept:
+                signal_group(state.pid, signal.SIGKILL)
+            kill_marked(state.uid)

@@ -39,6 +39,6 @@ def verify_secret(secret: str, stored: str) -> bool:
             p=int(p),
             dklen=len(expected),
         )
-    except ValueError:
+    except (ValueError, TypeError, OverflowError, MemoryError):
         return False
     return hmac.compare_digest(actual, expected)

@@ -3,10 +3,16 @@
 Clients of the Run:ai API read `exp` by decoding the payload with the standard (not URL-safe)
 base64 alphabet, which drops `-` and `_`. Every token lockstep issues therefore has a payload
 whose URL-safe encoding contains neither, so such clients decode it correctly.
+
+Why escaping four characters is enough: in pure-ASCII JSON, a base64 digit of value 62 or 63
+(`-`, `_`) can only come from the low six bits of a byte in the last position of a 3-byte
+group, and only the bytes `>` `?` `~` and DEL have those low bits. `ClientSafeJson` writes them
+as `\u003e` and so on, and keeps everything else ASCII, so no payload can produce either digit.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import time
@@ -20,7 +26,14 @@ from lockstep.domain.identity import SubjectType
 
 ISSUER = "lockstep"
 ALGORITHM = "HS256"
-_CLIENT_SAFE_ATTEMPTS = 10_000
+_UNSAFE_BYTES = str.maketrans({">": "\\u003e", "?": "\\u003f", "~": "\\u007e", "\x7f": "\\u007f"})
+
+
+class ClientSafeJson(json.JSONEncoder):
+    """ASCII JSON with the four bytes that could encode to `-` or `_` written as escapes."""
+
+    def encode(self, o: object) -> str:
+        return super().encode(o).translate(_UNSAFE_BYTES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,15 +77,16 @@ class TokenAuthority:
         return IssuedToken(token=self._encode_client_safe(claims), expires_in=self.ttl_seconds)
 
     def _encode_client_safe(self, claims: dict[str, object]) -> str:
-        """Vary a nonce until the payload segment holds no `-` or `_` (see the module docstring)."""
-        for _ in range(_CLIENT_SAFE_ATTEMPTS):
-            token = jwt.encode(
-                {**claims, "jti": secrets.token_hex(6)}, self._key, algorithm=ALGORITHM
-            )
-            payload = token.split(".")[1]
-            if "-" not in payload and "_" not in payload:
-                return token
-        raise RuntimeError("could not encode a client-safe token payload")
+        token = jwt.encode(
+            {**claims, "jti": secrets.token_hex(8)},
+            self._key,
+            algorithm=ALGORITHM,
+            json_encoder=ClientSafeJson,
+        )
+        payload = token.split(".")[1]
+        if "-" in payload or "_" in payload:
+            raise RuntimeError("a token payload is not safe for standard base64 decoders")
+        return token
 
     def verify(self, token: str) -> Principal:
         """The principal of a valid token; `Unauthenticated` saying why otherwise."""

@@ -13,6 +13,12 @@ def utc_now() -> datetime:
     return datetime.now(UTC)
 
 
+def parse_moment(text: str) -> datetime:
+    """An ISO-8601 date or date-time as an aware datetime; no offset means UTC."""
+    moment = datetime.fromisoformat(text)
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
 def iso(moment: datetime) -> str:
     """ISO-8601 in UTC with milliseconds and `Z`, as the wire shows time."""
     return (

@@ -11,6 +11,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from lockstep.domain.clock import iso, parse_moment
 from lockstep.domain.errors import InvalidRequest, Violation
 
 DEFAULT_LIMIT = 50
@@ -114,15 +115,13 @@ def check_paging(offset: int | None, limit: int | None) -> tuple[int, int]:
 
 
 def matches(item: Filter, value: object) -> bool:
-    """Whether an in-memory `value` satisfies `item` (used for the small organization lists)."""
+    """Whether an in-memory `value` satisfies `item` (used for the small organization lists).
+    Numbers and date-times compare by value; everything else, and the text operators, by the
+    wire form (date-times as ISO-8601 with `Z`)."""
     if value is None:
         return item.operator in {Operator.NOT_EQUALS, Operator.NOT_CONTAINS}
-    text = str(value)
+    text = iso(value) if isinstance(value, datetime) else str(value)
     match item.operator:
-        case Operator.EQUALS:
-            return text == item.value
-        case Operator.NOT_EQUALS:
-            return text != item.value
         case Operator.CONTAINS:
             return item.value in text
         case Operator.NOT_CONTAINS:
@@ -131,12 +130,21 @@ def matches(item: Filter, value: object) -> bool:
             return text.startswith(item.value)
         case Operator.ENDS_WITH:
             return text.endswith(item.value)
-        case Operator.AT_MOST | Operator.AT_LEAST:
-            left, right = _comparable(value, item.value)
-            return bool(left <= right if item.operator is Operator.AT_MOST else left >= right)
+    left, right = _comparable(value, item.value)
+    match item.operator:
+        case Operator.EQUALS:
+            return bool(left == right)
+        case Operator.NOT_EQUALS:
+            return bool(left != right)
+        case Operator.AT_MOST:
+            return bool(left <= right)
+        case _:
+            return bool(left >= right)
 
 
 def _comparable(value: object, other: str) -> tuple[Any, Any]:
+    if isinstance(value, bool):
+        return str(value).lower(), other.lower()
     if isinstance(value, int | float):
         try:
             return value, float(other)
@@ -144,7 +152,7 @@ def _comparable(value: object, other: str) -> tuple[Any, Any]:
             raise InvalidRequest.of("filterBy", f"{other!r} is not a number") from error
     if isinstance(value, datetime):
         try:
-            return value, datetime.fromisoformat(other)
+            return value, parse_moment(other)
         except ValueError as error:
             raise InvalidRequest.of(
                 "filterBy", f"{other!r} is not an ISO-8601 date-time"

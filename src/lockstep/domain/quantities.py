@@ -24,8 +24,11 @@ _SUFFIXES: dict[str, Decimal] = {
     "Ei": Decimal(2**60),
 }
 _QUANTITY = re.compile(
-    r"^\+?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)(?P<suffix>[a-zA-Z]*|[eE][-+]?[0-9]+)$"
+    r"^\+?(?P<number>[0-9]+(\.[0-9]*)?|\.[0-9]+)"
+    r"((?P<exponent>[eE][-+]?[0-9]+)|(?P<suffix>[a-zA-Z]*))$"
 )
+_MAX_EXPONENT = 64
+"""Far beyond any real quantity; keeps arithmetic on absurd inputs cheap and exact."""
 
 
 def parse_quantity(text: str) -> Decimal:
@@ -33,13 +36,16 @@ def parse_quantity(text: str) -> Decimal:
     match = _QUANTITY.fullmatch(text)
     if match is None:
         raise ValueError(f"{text!r} is not a quantity")
-    suffix = match["suffix"]
     try:
         number = Decimal(match["number"])
-        if suffix[:1] in {"e", "E"}:
-            return number * Decimal(10) ** int(suffix[1:])
-    except (InvalidOperation, ValueError) as error:
+    except InvalidOperation as error:
         raise ValueError(f"{text!r} is not a quantity") from error
+    if match["exponent"] is not None:
+        exponent = int(match["exponent"][1:])
+        if abs(exponent) > _MAX_EXPONENT:
+            raise ValueError(f"{text!r} has an exponent beyond ±{_MAX_EXPONENT}")
+        return number.scaleb(exponent)
+    suffix = match["suffix"]
     if suffix not in _SUFFIXES:
         raise ValueError(f"{text!r} has an unknown unit {suffix!r}")
     return number * _SUFFIXES[suffix]

@@ -8,6 +8,7 @@ need the store (known project and cluster, free name).
 from __future__ import annotations
 
 import re
+import shlex
 from collections.abc import Iterator
 from decimal import Decimal
 
@@ -34,6 +35,7 @@ MAX_NAME_LENGTH = 63
 _LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
 _LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _GROUPS = re.compile(r"^\s*\d+\s*(,\s*\d+\s*)*$")
+_INTEGER = re.compile(r"^-?[0-9]+$")
 
 
 def check_request(request: DistributedCreationRequest) -> list[Violation]:
@@ -111,12 +113,13 @@ def _check_elasticity(spec: WorkerSpec) -> Iterator[Violation]:
         yield Violation("spec.maxReplicas", "must be greater than or equal to minReplicas")
         return
     if spec.distributed_framework is not DistributedFramework.PYTORCH:
-        if any(value is not None and value != workers for value in (low, high)):
-            yield Violation(
-                "spec.minReplicas",
-                "elastic scaling (minReplicas/maxReplicas) is allowed only when "
-                "distributedFramework is PyTorch; otherwise both may only equal numWorkers",
-            )
+        for field, value in (("minReplicas", low), ("maxReplicas", high)):
+            if value is not None and value != workers:
+                yield Violation(
+                    f"spec.{field}",
+                    "elastic scaling (minReplicas/maxReplicas) is allowed only when "
+                    "distributedFramework is PyTorch; otherwise it may only equal numWorkers",
+                )
         return
     if workers is not None:
         if low is not None and workers < low:
@@ -139,6 +142,12 @@ def _check_master(request: DistributedCreationRequest, spec: WorkerSpec) -> Iter
 
 
 def _check_pod_spec(path: str, spec: PodSpec) -> Iterator[Violation]:
+    for field, text in (("command", spec.command), ("args", spec.args)):
+        if text is not None:
+            try:
+                shlex.split(text)
+            except ValueError as error:
+                yield Violation(f"{path}.{field}", f"must split as a shell would: {error}")
     if spec.compute is not None:
         yield from _check_compute(f"{path}.compute", spec.compute)
     if spec.storage is not None:
@@ -231,7 +240,7 @@ def _check_node_affinity(path: str, spec: PodSpec) -> Iterator[Violation]:
             }:
                 if values:
                     yield Violation(where, f"must be empty when operator is {operator}")
-            elif len(values) != 1 or not values[0].lstrip("-").isdigit():
+            elif len(values) != 1 or not _INTEGER.fullmatch(values[0]):
                 yield Violation(where, f"must hold exactly one integer when operator is {operator}")
 
 
@@ -330,8 +339,8 @@ def _check_storage(path: str, storage: Storage) -> Iterator[Violation]:
 
 
 def _is_label_key(key: str) -> bool:
-    prefix, _, name = key.rpartition("/")
-    if prefix and (len(prefix) > 253 or not _LABEL_PREFIX.fullmatch(prefix)):
+    prefix, slash, name = key.rpartition("/")
+    if slash and (not prefix or len(prefix) > 253 or not _LABEL_PREFIX.fullmatch(prefix)):
         return False
     return 0 < len(name) <= 63 and _LABEL_NAME.fullmatch(name) is not None
 

@@ -396,7 +396,15 @@ class Reconciler:
         by_id = {w.id: w for w in heads}
         for workload_id in decisions.admitted:
             workload = by_id[workload_id]
-            self._runtime.start(workload, plans[workload_id])
+            try:
+                self._runtime.start(workload, plans[workload_id])
+            except Exception as error:
+                log.exception("starting the pods of %s failed", workload_id)
+                self._write(
+                    workload,
+                    WorkloadUpdate(phase=Phase.FAILED, message=f"could not start: {error}"),
+                )
+                continue
             change = WorkloadUpdate(phase=Phase.INITIALIZING, message="starting pods")
             change.events.append(
                 self._event(

@@ -29,6 +29,7 @@ from sqlalchemy import (
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import Select
 
+from lockstep.domain.clock import parse_moment
 from lockstep.domain.errors import Conflict, InvalidRequest
 from lockstep.domain.listing import Filter, ListQuery, Operator, SortOrder
 from lockstep.domain.phases import DesiredPhase, Phase
@@ -90,7 +91,7 @@ def _condition(item: Filter) -> ColumnElement[bool]:
     value: Any = item.value
     if kind == "time":
         try:
-            value = datetime.fromisoformat(item.value)
+            value = parse_moment(item.value)
         except ValueError as error:
             raise InvalidRequest.of(
                 "filterBy", f"{item.field}: {item.value!r} is not an ISO-8601 date-time"

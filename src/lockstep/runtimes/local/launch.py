@@ -83,9 +83,12 @@ class Launch:
 
 def argv_of(replica: Replica) -> tuple[str, ...]:
     """The pod's command and args, each split as a shell would split it."""
-    command = shlex.split(replica.spec.command or "")
-    args = shlex.split(replica.spec.args or "")
-    if not command and not args:
+    try:
+        command = shlex.split(replica.spec.command or "")
+        args = shlex.split(replica.spec.args or "")
+    except ValueError as error:
+        raise PodStartError(f"pod {replica.pod_name}: its command line {error}") from error
+    if not command:
         raise PodStartError(
             f"pod {replica.pod_name} has no command: the local runtime cannot run an "
             "image's entrypoint, so set spec.command"

@@ -10,7 +10,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import subprocess
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -18,6 +17,7 @@ POD_MARKER = "LOCKSTEP_POD_UID"
 """Set in every pod's environment; finds processes that left their process group."""
 
 _WRAPPER = (
+    'cd -- "$1" || { echo 126 > "$0"; exit 126; }; shift; '
     'echo $$ > "$0.pid"; trap true TERM; "$@"; status=$?; '
     'echo "$status" > "$0.tmp" && mv "$0.tmp" "$0"; exit "$status"'
 )
@@ -30,19 +30,26 @@ def spawn(
     cwd: Path,
     log: Path,
     exit_file: Path,
-) -> subprocess.Popen[bytes]:
-    """Start `argv` as the leader's child in a new session; output is appended to `log`."""
-    with log.open("ab") as output:
-        return subprocess.Popen(
-            ["/bin/sh", "-c", _WRAPPER, str(exit_file), *argv],
-            env=dict(env),
-            cwd=cwd,
-            stdin=subprocess.DEVNULL,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            close_fds=True,
-        )
+) -> int:
+    """Start `argv` in `cwd` as the leader of a new session; output is appended to `log`.
+    Returns the pid of the wrapper, which is the process group's id too."""
+    return os.posix_spawn(
+        "/bin/sh",
+        ["/bin/sh", "-c", _WRAPPER, str(exit_file), str(cwd), *argv],
+        dict(env),
+        file_actions=[
+            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+            (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
+            (os.POSIX_SPAWN_DUP2, 1, 2),
+        ],
+        setsid=True,
+    )
+
+
+def reap(pid: int) -> None:
+    """Collect a child's exit status so it leaves no zombie; a no-op for a non-child."""
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, os.WNOHANG)
 
 
 def start_ticks(pid: int) -> int | None:

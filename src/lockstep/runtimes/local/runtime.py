@@ -12,7 +12,6 @@ import os
 import shutil
 import signal
 import socket
-import subprocess
 import threading
 import time
 import uuid
@@ -56,13 +55,12 @@ class LocalRuntime:
         environ: Mapping[str, str] | None = None,
         wall_clock: Callable[[], float] = time.time,
     ) -> None:
-        self._root = root
+        self._root = root.resolve()
         self._root.mkdir(parents=True, exist_ok=True)
         self._capacity = capacity or machine.detect()
         self._environ = dict(os.environ if environ is None else environ)
         self._now = wall_clock
         self._lock = threading.RLock()
-        self._children: dict[int, subprocess.Popen[bytes]] = {}
         self._watcher = ExitWatcher(on_change)
         self._readopt()
 
@@ -123,7 +121,9 @@ class LocalRuntime:
             files = self._files(workload.id, pod_name)
             state = files.read_state()
             launch = Launch.from_json(read_json(files.launch))
-            state = state.evolve(attempt=state.attempt + 1, pid=None, ticks=None, started_at=None)
+            state = state.evolve(
+                attempt=state.attempt + 1, pid=None, ticks=None, started_at=None, swept=False
+            )
             files.write_state(state)
             self._spawn(workload.id, files, state, launch)
 
@@ -138,7 +138,7 @@ class LocalRuntime:
                 files = PodFiles(pod_dir)
                 state = files.read_state()
                 if not self._alive(state):
-                    self._sweep(state)
+                    self._sweep(files, state)
                     continue
                 assert state.pid is not None
                 if state.stop_deadline is None:
@@ -147,26 +147,11 @@ class LocalRuntime:
                     running = True
                 elif now >= state.stop_deadline:
                     processes.signal_group(state.pid, signal.SIGKILL)
-                    self._sweep(state)
-                    running = self._alive(state)
+                    processes.kill_marked(state.uid)
+                    running = True
                 else:
                     running = True
             return not running
-
-    def stop_deadline(self, workload_id: str) -> float | None:
-        """The earliest moment a pending stop of this workload turns forceful."""
-        with self._lock:
-            directory = self._root / workload_id
-            if not directory.is_dir():
-                return None
-            deadlines = [
-                state.stop_deadline
-                for pod_dir in directory.iterdir()
-                if pod_dir.is_dir()
-                and (state := PodFiles(pod_dir).read_state()).stop_deadline is not None
-                and self._alive(state)
-            ]
-            return min(deadlines, default=None)
 
     def delete(self, workload_id: str) -> None:
         with self._lock:
@@ -229,7 +214,7 @@ class LocalRuntime:
             )
             return
         try:
-            child = processes.spawn(
+            pid = processes.spawn(
                 launch.argv,
                 env=launch.env,
                 cwd=cwd,
@@ -239,10 +224,9 @@ class LocalRuntime:
         except OSError as error:
             files.write_state(state.evolve(error=f"could not start the pod: {error}"))
             return
-        ticks = processes.start_ticks(child.pid)
-        files.write_state(state.evolve(pid=child.pid, ticks=ticks, started_at=self._now()))
-        self._children[child.pid] = child
-        self._watcher.watch(child.pid, workload_id, child)
+        ticks = processes.start_ticks(pid)
+        files.write_state(state.evolve(pid=pid, ticks=ticks, started_at=self._now()))
+        self._watcher.watch(pid, workload_id)
 
     def _resume_launch(self, workload_id: str, files: PodFiles) -> None:
         """A pod whose launch was cut short by a crash: adopt its process or start it again."""
@@ -266,14 +250,16 @@ class LocalRuntime:
             and processes.is_alive(state.pid, state.ticks)
         )
 
-    def _sweep(self, state: PodState) -> None:
-        """Kill whatever is left of a finished pod: its group, and escapees carrying its marker."""
+    def _sweep(self, files: PodFiles, state: PodState) -> None:
+        """Kill whatever is left of a finished attempt, once: the rest of its process group,
+        and escapees carrying the pod's marker."""
+        if state.swept:
+            return
         if state.pid is not None:
+            processes.reap(state.pid)
             processes.signal_group(state.pid, signal.SIGKILL)
-            child = self._children.pop(state.pid, None)
-            if child is not None:
-                child.poll()
         processes.kill_marked(state.uid)
+        files.write_state(state.evolve(swept=True))
 
     def _status(self, files: PodFiles) -> PodStatus | None:
         try:
@@ -297,7 +283,7 @@ class LocalRuntime:
         common["ip"] = LOOPBACK
         if self._alive(state):
             return PodStatus(phase=PodPhase.RUNNING, **common)
-        self._sweep(state)
+        self._sweep(files, state)
         code = files.exit_code(state.attempt)
         finished = _moment(_mtime(files.exit_file(state.attempt))) or _moment(self._now())
         if code is None:

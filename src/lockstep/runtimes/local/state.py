@@ -50,6 +50,9 @@ class PodState:
     started_at: float | None = None
     stop_deadline: float | None = None
     error: str | None = None
+    swept: bool = False
+    """Whatever was left of the attempt's processes has been killed (done once: afterwards
+    the group id may belong to someone else)."""
 
     def evolve(self, **changes: Any) -> PodState:
         return replace(self, **changes)

@@ -1,23 +1,25 @@
 """Wake the reconciler the moment a pod's process ends: one thread waiting on pidfds.
 
 pidfds work for processes lockstep started and for those it re-adopted after a restart (which
-are not its children), so both are watched the same way, without polling.
+are not its children), so both are watched the same way, without polling. Ended children are
+reaped here, so none lingers as a zombie.
 """
 
 from __future__ import annotations
 
 import os
 import selectors
-import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from lockstep.runtimes.local.processes import reap
 
 
 @dataclass(slots=True)
 class _Watched:
     key: str
-    child: subprocess.Popen[bytes] | None
+    pid: int
 
 
 class ExitWatcher:
@@ -31,17 +33,16 @@ class ExitWatcher:
         self._thread = threading.Thread(target=self._run, name="lockstep-exit-watcher", daemon=True)
         self._thread.start()
 
-    def watch(self, pid: int, key: str, child: subprocess.Popen[bytes] | None = None) -> None:
+    def watch(self, pid: int, key: str) -> None:
         """Call `on_exit(key)` once `pid` has ended (at once if it already has)."""
         try:
             descriptor = os.pidfd_open(pid)
         except ProcessLookupError:
-            if child is not None:
-                child.poll()
+            reap(pid)
             self._on_exit(key)
             return
         with self._lock:
-            self._selector.register(descriptor, selectors.EVENT_READ, _Watched(key, child))
+            self._selector.register(descriptor, selectors.EVENT_READ, _Watched(key, pid))
         os.write(self._wake_write, b"x")
 
     def _run(self) -> None:
@@ -56,8 +57,7 @@ class ExitWatcher:
                 with self._lock:
                     self._selector.unregister(selected.fd)
                 os.close(selected.fd)
-                if watched.child is not None:
-                    watched.child.poll()
+                reap(watched.pid)
                 self._on_exit(watched.key)
 
     def close(self) -> None:

@@ -1,0 +1,229 @@
+"""What a workload's pods mean for the workload (reconciler/outcome.py): success of the
+leader (or, for JAX, of every worker), failure under restartPolicy Never, restarts until the
+backoff limit, and Initializing versus Running."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from lockstep.domain.phases import Phase
+from lockstep.domain.plan import ReplicaPlan
+from lockstep.domain.workload import PodPhase
+from lockstep.reconciler.outcome import Outcome, outcome
+from lockstep.runtimes.base import PodStatus
+from tests.unit.specs import plan_of
+
+S, R, F, P, U = (
+    PodPhase.SUCCEEDED,
+    PodPhase.RUNNING,
+    PodPhase.FAILED,
+    PodPhase.PENDING,
+    PodPhase.UNKNOWN,
+)
+
+
+def pods(
+    plan: ReplicaPlan,
+    phases: list[PodPhase],
+    *,
+    exit_codes: dict[int, int | None] | None = None,
+    restarts: dict[int, int] | None = None,
+    messages: dict[int, str] | None = None,
+) -> list[PodStatus]:
+    """One status per replica, in plan order; failed pods exit 1 unless told otherwise."""
+    statuses = []
+    for i, (replica, phase) in enumerate(zip(plan.replicas, phases, strict=False)):
+        exit_code: int | None = None
+        if phase is S:
+            exit_code = 0
+        elif phase is F:
+            exit_code = 1
+        if exit_codes and i in exit_codes:
+            exit_code = exit_codes[i]
+        statuses.append(
+            PodStatus(
+                name=replica.pod_name,
+                role=replica.role.value,
+                index=replica.index,
+                phase=phase,
+                image="python:3.11",
+                node_name="local",
+                exit_code=exit_code,
+                restarts=(restarts or {}).get(i, 0),
+                message=(messages or {}).get(i, ""),
+            )
+        )
+    return statuses
+
+
+def plan(framework: str = "PyTorch", workers: int = 2, **spec: Any) -> ReplicaPlan:
+    return plan_of(framework, workers, name="job", spec=spec)
+
+
+# --- success --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("framework", "leader"),
+    [
+        ("PyTorch", "job-master-0"),
+        ("XGBoost", "job-master-0"),
+        ("TF", "job-chief-0"),
+        ("MPI", "job-launcher-0"),
+    ],
+)
+def test_leader_success_completes_the_workload(framework: str, leader: str) -> None:
+    the_plan = plan(framework)
+    result = outcome(the_plan, pods(the_plan, [S, R, R]))
+    assert result == Outcome(Phase.COMPLETED, f"{leader} completed")
+
+
+@pytest.mark.parametrize("framework", ["PyTorch", "XGBoost", "TF", "MPI"])
+def test_leader_success_wins_over_failed_workers(framework: str) -> None:
+    the_plan = plan(framework, restartPolicy="Never")
+    assert outcome(the_plan, pods(the_plan, [S, F, F])).phase is Phase.COMPLETED
+
+
+@pytest.mark.parametrize("framework", ["PyTorch", "XGBoost", "TF", "MPI"])
+def test_workers_succeeding_without_the_leader_do_not_complete(framework: str) -> None:
+    the_plan = plan(framework)
+    assert outcome(the_plan, pods(the_plan, [R, S, S])) == Outcome(Phase.RUNNING)
+
+
+def test_jax_completes_only_when_every_worker_succeeds() -> None:
+    the_plan = plan("JAX", 2)
+    assert outcome(the_plan, pods(the_plan, [S, S, S])) == Outcome(
+        Phase.COMPLETED, "every worker completed"
+    )
+    assert outcome(the_plan, pods(the_plan, [S, S, R])) == Outcome(Phase.RUNNING)
+    assert outcome(the_plan, pods(the_plan, [S, R, S])).phase is Phase.RUNNING
+
+
+def test_jax_with_a_missing_pod_is_not_complete() -> None:
+    the_plan = plan("JAX", 2)
+    assert outcome(the_plan, pods(the_plan, [S, S])).phase is Phase.INITIALIZING
+
+
+# --- failure --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("framework", ["PyTorch", "XGBoost", "TF", "MPI", "JAX"])
+def test_a_failed_pod_fails_the_workload_when_restart_policy_is_never(framework: str) -> None:
+    the_plan = plan(framework, restartPolicy="Never")
+    result = outcome(the_plan, pods(the_plan, [R, F, R], messages={1: "exited with code 1"}))
+    assert result == Outcome(
+        Phase.FAILED, f"pod {the_plan.replicas[1].pod_name} exited with code 1"
+    )
+    assert result.restart == ()
+
+
+def test_default_never_policy_of_tf_fails_on_first_failure() -> None:
+    the_plan = plan("TF")
+    assert outcome(the_plan, pods(the_plan, [R, R, F])).phase is Phase.FAILED
+
+
+def test_failure_message_without_a_pod_message_has_no_trailing_space() -> None:
+    the_plan = plan(restartPolicy="Never")
+    assert outcome(the_plan, pods(the_plan, [F, R, R])).message == "pod job-master-0"
+
+
+def test_the_first_failed_pod_observed_is_named() -> None:
+    the_plan = plan(restartPolicy="Never")
+    result = outcome(the_plan, pods(the_plan, [R, F, F], messages={1: "one", 2: "two"}))
+    assert result.message == "pod job-worker-0 one"
+
+
+@pytest.mark.parametrize("policy", ["OnFailure", "Always"])
+def test_a_failed_pod_is_restarted_under_a_restarting_policy(policy: str) -> None:
+    the_plan = plan(restartPolicy=policy)
+    result = outcome(the_plan, pods(the_plan, [R, F, R], messages={1: "exited with code 3"}))
+    assert result.phase is Phase.RUNNING
+    assert result.restart == ("job-worker-0",)
+    assert result.message == "pod job-worker-0 exited with code 3"
+
+
+def test_pytorch_restarts_by_default() -> None:
+    the_plan = plan("PyTorch")
+    assert outcome(the_plan, pods(the_plan, [R, F, R])).restart == ("job-worker-0",)
+
+
+def test_every_failed_pod_is_restarted_together() -> None:
+    the_plan = plan(restartPolicy="OnFailure")
+    result = outcome(the_plan, pods(the_plan, [F, R, F]))
+    assert result.restart == ("job-master-0", "job-worker-1")
+
+
+def test_a_pod_that_failed_without_an_exit_code_fails_the_workload() -> None:
+    """No exit code: it never ran (it could not start), so restarting would not help."""
+    the_plan = plan(restartPolicy="OnFailure")
+    result = outcome(the_plan, pods(the_plan, [R, F, R], exit_codes={1: None}))
+    assert result.phase is Phase.FAILED
+    assert result.restart == ()
+
+
+@pytest.mark.parametrize(
+    ("backoff", "previous_restarts", "failed_now", "phase"),
+    [
+        (6, 0, 1, Phase.RUNNING),
+        (6, 5, 1, Phase.RUNNING),  # the sixth retry is still allowed
+        (6, 6, 1, Phase.FAILED),  # a seventh is not
+        (6, 5, 2, Phase.FAILED),
+        (0, 0, 1, Phase.FAILED),  # no retries at all
+        (1, 0, 1, Phase.RUNNING),
+        (1, 1, 1, Phase.FAILED),
+    ],
+)
+def test_restarts_until_the_backoff_limit(
+    backoff: int, previous_restarts: int, failed_now: int, phase: Phase
+) -> None:
+    the_plan = plan(restartPolicy="OnFailure", backoffLimit=backoff)
+    phases = [R, *([F] * failed_now), *([R] * (2 - failed_now))]
+    # spread the earlier restarts over pods, as the reconciler records them per pod
+    restarts = {0: previous_restarts // 2, 2: previous_restarts - previous_restarts // 2}
+    result = outcome(the_plan, pods(the_plan, phases, restarts=restarts))
+    assert result.phase is phase
+    if phase is Phase.FAILED:
+        assert result.message.endswith(
+            f"; the workload has reached the specified backoff limit ({backoff})"
+        )
+        assert result.restart == ()
+    else:
+        assert len(result.restart) == failed_now
+
+
+def test_default_backoff_limit_is_six() -> None:
+    the_plan = plan(restartPolicy="OnFailure")
+    assert outcome(the_plan, pods(the_plan, [R, F, R], restarts={1: 5})).phase is Phase.RUNNING
+    assert outcome(the_plan, pods(the_plan, [R, F, R], restarts={1: 6})).phase is Phase.FAILED
+
+
+# --- starting and running -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("phases", "phase"),
+    [
+        ([], Phase.INITIALIZING),
+        ([P, P, P], Phase.INITIALIZING),
+        ([R, P, R], Phase.INITIALIZING),
+        ([R, R, U], Phase.INITIALIZING),
+        ([R, R], Phase.INITIALIZING),  # a pod is still missing
+        ([R, R, R], Phase.RUNNING),
+        ([R, S, R], Phase.RUNNING),  # a finished worker does not end the gang
+    ],
+)
+def test_initializing_until_every_pod_has_started(phases: list[PodPhase], phase: Phase) -> None:
+    the_plan = plan()
+    result = outcome(the_plan, pods(the_plan, phases))
+    assert result.phase is phase
+    assert result.restart == ()
+    if phase is Phase.INITIALIZING:
+        assert result.message == "starting pods"
+
+
+def test_outcome_is_a_pure_function_of_its_inputs() -> None:
+    the_plan = plan(restartPolicy="OnFailure")
+    statuses = pods(the_plan, [R, F, R])
+    assert outcome(the_plan, statuses) == outcome(the_plan, list(reversed(statuses)))
