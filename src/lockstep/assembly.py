@@ -27,10 +27,11 @@ class Core:
         self.database.dispose()
 
 
-def open_core(settings: Settings, *, clock: Clock = utc_now) -> Core:
-    """Open (and migrate) the store and build the services that need no runtime."""
+def open_core(settings: Settings, *, clock: Clock = utc_now, group_commit: bool = False) -> Core:
+    """Open (and migrate) the store and build the services that need no runtime.
+    `group_commit` is for the API server, which waits for durability before acknowledging."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    database = Database(settings.resolved_database_url)
+    database = Database(settings.resolved_database_url, group_commit=group_commit)
     database.migrate()
     tokens = TokenAuthority(
         load_or_create_key(settings.signing_key_path), ttl_seconds=settings.token_ttl_seconds

@@ -60,7 +60,7 @@ def test_example_workload_waits_for_a_gpu_on_a_machine_without_one(api: Api) -> 
     request["clusterId"] = api.cluster_id()
     request["projectId"] = "1"
     workload_id = api.create(request)["workloadId"]
-    if api.client.app.state.runtime.capacity().gpus:  # type: ignore[attr-defined]
+    if api.client.app.state.controller.runtime.capacity().gpus:  # type: ignore[attr-defined]
         return
     pending = api.wait_for(workload_id, {"Pending"})
 

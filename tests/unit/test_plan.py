@@ -15,7 +15,7 @@ from lockstep.domain.plan import (
     longest_pod_name_suffix,
     pod_name,
 )
-from lockstep.schemas.distributed import CleanPodPolicy, DistributedFramework, PodSpec
+from lockstep.schemas.distributed import CleanPodPolicy, DistributedFramework, PodSpec, pod_wire
 from lockstep.schemas.pod import RestartPolicy
 from tests.unit.specs import BASE_SPEC, master_spec, plan_of, worker_spec
 
@@ -182,7 +182,8 @@ MASTER = {"image": "master:1", "command": "python", "args": "lead.py"}
 
 
 def _wire(spec: PodSpec) -> dict[str, Any]:
-    return spec.to_wire()
+    """What the pod runs: the spec's pod fields, as sent."""
+    return pod_wire(spec)
 
 
 def test_same_as_worker_leader_runs_the_worker_spec_without_topology() -> None:

@@ -11,43 +11,43 @@ from fastapi import FastAPI
 
 from lockstep import __version__
 from lockstep.api import errors
+from lockstep.api.calls import Calls
 from lockstep.api.deps import Services
 from lockstep.api.routes import distributed, organization, tokens, workloads
 from lockstep.assembly import bootstrap, open_core
 from lockstep.config import Settings
 from lockstep.domain.clock import Clock, utc_now
-from lockstep.reconciler.loop import Reconciler, ReconcilerSettings
-from lockstep.reconciler.queue import WorkQueue
+from lockstep.reconciler.controller import Controller, ProcessController, ThreadController
 from lockstep.runtimes.base import Runtime
-from lockstep.runtimes.local.runtime import LocalRuntime
 from lockstep.services.workloads import WorkloadService
 
 log = logging.getLogger(__name__)
 
 
 def create_app(
-    settings: Settings, *, clock: Clock = utc_now, runtime: Runtime | None = None
+    settings: Settings,
+    *,
+    clock: Clock = utc_now,
+    runtime: Runtime | None = None,
+    reconciler_process: bool = False,
 ) -> FastAPI:
-    core = open_core(settings, clock=clock)
+    """The server. With `reconciler_process` the reconciler and the local runtime run in a
+    child process (as `lockstep serve` runs them); otherwise on a thread of this process."""
+    core = open_core(settings, clock=clock, group_commit=True)
     created = bootstrap(core)
-    queue = WorkQueue()
-    runtime = runtime or LocalRuntime(settings.runtime_dir, on_change=queue.add)
-    reconciler = Reconciler(
-        core.database,
-        runtime,
-        clock=clock,
-        queue=queue,
-        settings=ReconcilerSettings(resync_seconds=settings.resync_seconds),
-    )
+    controller: Controller
+    if reconciler_process:
+        controller = ProcessController(settings)
+    else:
+        controller = ThreadController(core.database, settings, clock=clock, runtime=runtime)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        reconciler.start()
+        controller.start()
         try:
             yield
         finally:
-            reconciler.stop()
-            runtime.close()
+            controller.stop()
             core.close()
 
     app = FastAPI(
@@ -59,15 +59,15 @@ def create_app(
         openapi_url=None,
     )
     app.state.services = Services(
-        workloads=WorkloadService(core.database, clock=clock, notify=reconciler.notify),
+        workloads=WorkloadService(core.database, clock=clock, notify=controller.notify),
         organization=core.organization,
         identity=core.identity,
         tokens=core.tokens,
+        calls=Calls(core.database),
         version=__version__,
     )
     app.state.bootstrap = created
-    app.state.reconciler = reconciler
-    app.state.runtime = runtime
+    app.state.controller = controller
     errors.install(app)
     for router in (tokens.router, distributed.router, workloads.router, organization.router):
         app.include_router(router)

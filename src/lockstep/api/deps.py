@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Annotated
+from uuid import UUID
 
-from fastapi import Depends, Request
+from fastapi import Depends, Path, Request
 
+from lockstep.api.calls import Calls
 from lockstep.auth.tokens import Principal, TokenAuthority
 from lockstep.domain.errors import Unauthenticated
 from lockstep.services.identity import IdentityService
@@ -20,10 +22,11 @@ class Services:
     organization: OrganizationService
     identity: IdentityService
     tokens: TokenAuthority
+    calls: Calls
     version: str
 
 
-def _services(request: Request) -> Services:
+async def _services(request: Request) -> Services:
     services: Services = request.app.state.services
     return services
 
@@ -46,3 +49,7 @@ async def _body(request: Request) -> bytes:
 ServicesDep = Annotated[Services, Depends(_services)]
 CallerDep = Annotated[Principal, Depends(_caller)]
 BodyDep = Annotated[bytes, Depends(_body)]
+WorkloadId = Annotated[UUID, Path(alias="workloadId")]
+ProjectId = Annotated[str, Path(alias="projectId")]
+DepartmentId = Annotated[str, Path(alias="departmentId")]
+ClusterUuid = Annotated[UUID, Path(alias="clusterUuid")]

@@ -12,7 +12,7 @@ from lockstep.domain.clock import iso
 from lockstep.domain.organization import Cluster, Department, Project
 from lockstep.domain.phases import Phase
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
-from lockstep.store.workloads import WORKLOAD_TYPE, WorkloadRow
+from lockstep.store.workloads import WORKLOAD_TYPE
 
 TENANT_ID = 1
 _K8S_PHASE = {
@@ -65,9 +65,8 @@ def _conditions(workload: Workload) -> list[dict[str, Any]]:
     return [condition]
 
 
-def workload_item(row: WorkloadRow) -> dict[str, Any]:
+def workload_item(w: Workload) -> dict[str, Any]:
     """A workload as `GET /api/v1/workloads` lists it."""
-    w = row.workload
     spec = w.request.get("spec") or {}
     images = sorted(
         {
@@ -86,9 +85,9 @@ def workload_item(row: WorkloadRow) -> dict[str, Any]:
         "priorityClassName": w.priority_class,
         "clusterId": w.cluster_id,
         "projectId": w.project_id,
-        "projectName": row.project_name,
+        "projectName": w.project_name,
         "departmentId": w.department_id or "",
-        "departmentName": row.department_name,
+        "departmentName": w.department_name,
         "namespace": w.namespace,
         "submittedBy": w.created_by,
         "createdAt": iso(w.created_at),
@@ -116,8 +115,7 @@ def workload_item(row: WorkloadRow) -> dict[str, Any]:
     return item
 
 
-def pod_item(pod: Pod, row: WorkloadRow) -> dict[str, Any]:
-    w = row.workload
+def pod_item(pod: Pod, w: Workload) -> dict[str, Any]:
     return {
         "tenantId": TENANT_ID,
         "id": pod.id,
@@ -125,7 +123,7 @@ def pod_item(pod: Pod, row: WorkloadRow) -> dict[str, Any]:
         "workloadId": w.id,
         "workloadName": w.name,
         "projectId": w.project_id,
-        "projectName": row.project_name,
+        "projectName": w.project_name,
         "clusterId": w.cluster_id,
         "priorityClassName": w.priority_class,
         "nodeName": pod.node_name,
@@ -139,12 +137,12 @@ def pod_item(pod: Pod, row: WorkloadRow) -> dict[str, Any]:
     }
 
 
-def event_item(event: Event, row: WorkloadRow) -> dict[str, Any]:
+def event_item(event: Event, w: Workload) -> dict[str, Any]:
     return {
         "id": event.id,
         "createdAt": iso(event.created_at),
         "type": event.type.value,
-        "clusterId": row.workload.cluster_id,
+        "clusterId": w.cluster_id,
         "message": event.message,
         "reason": event.reason,
         "source": event.source,
@@ -152,12 +150,12 @@ def event_item(event: Event, row: WorkloadRow) -> dict[str, Any]:
             "uid": event.workload_id if event.object_kind == "Workload" else event.id,
             "kind": event.object_kind,
             "name": event.object_name,
-            "namespace": row.workload.namespace,
+            "namespace": w.namespace,
         },
     }
 
 
-def history_item(record: PhaseChange | Event, row: WorkloadRow) -> dict[str, Any]:
+def history_item(record: PhaseChange | Event, w: Workload) -> dict[str, Any]:
     if isinstance(record, PhaseChange):
         return {
             "meta": {"creationTimestamp": iso(record.created_at), "type": "PhaseUpdate"},
@@ -165,7 +163,7 @@ def history_item(record: PhaseChange | Event, row: WorkloadRow) -> dict[str, Any
         }
     return {
         "meta": {"creationTimestamp": iso(record.created_at), "type": "Event"},
-        "spec": {"event": event_item(record, row)},
+        "spec": {"event": event_item(record, w)},
     }
 
 

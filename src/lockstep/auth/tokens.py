@@ -25,6 +25,7 @@ from lockstep.domain.errors import Unauthenticated
 from lockstep.domain.identity import SubjectType
 
 ISSUER = "lockstep"
+_REMEMBERED_TOKENS = 4096
 ALGORITHM = "HS256"
 _UNSAFE_BYTES = str.maketrans({">": "\\u003e", "?": "\\u003f", "~": "\\u007e", "\x7f": "\\u007f"})
 
@@ -63,6 +64,7 @@ class TokenAuthority:
             raise ValueError("the signing key must be at least 32 bytes")
         self._key = key
         self.ttl_seconds = ttl_seconds
+        self._verified: dict[str, tuple[Principal, int]] = {}
 
     def issue(self, principal: Principal, *, now: float | None = None) -> IssuedToken:
         issued_at = int(time.time() if now is None else now)
@@ -89,7 +91,19 @@ class TokenAuthority:
         return token
 
     def verify(self, token: str) -> Principal:
-        """The principal of a valid token; `Unauthenticated` saying why otherwise."""
+        """The principal of a valid token; `Unauthenticated` saying why otherwise.
+        Tokens already verified are remembered until they expire: a client sends the same
+        token with every request, and the signature cannot have changed."""
+        known = self._verified.get(token)
+        if known is not None and known[1] > time.time():
+            return known[0]
+        principal, expires = self._verify(token)
+        if len(self._verified) >= _REMEMBERED_TOKENS:
+            self._verified.clear()
+        self._verified[token] = (principal, expires)
+        return principal
+
+    def _verify(self, token: str) -> tuple[Principal, int]:
         try:
             claims = jwt.decode(
                 token,
@@ -110,7 +124,10 @@ class TokenAuthority:
             raise Unauthenticated("the access token names an unknown kind of subject") from error
         if subject_type is SubjectType.OPERATOR:
             raise Unauthenticated("the access token names an unknown kind of subject")
-        return Principal(subject_type, str(claims["sub"]), str(claims.get("name", claims["sub"])))
+        principal = Principal(
+            subject_type, str(claims["sub"]), str(claims.get("name", claims["sub"]))
+        )
+        return principal, int(claims["exp"])
 
 
 def load_or_create_key(path: Path) -> bytes:

@@ -8,15 +8,16 @@ import sys
 import uvicorn
 
 from lockstep.api.app import create_app
-from lockstep.cli.logs import configure_logging
 from lockstep.config import Settings
+from lockstep.logs import configure_logging
+from lockstep.tuning import tune_garbage_collection
 
 log = logging.getLogger("lockstep")
 
 
 def run_server(settings: Settings, *, access_log: bool) -> None:
     configure_logging(settings)
-    app = create_app(settings)
+    app = create_app(settings, reconciler_process=True)
     created = app.state.bootstrap
     if created is not None:
         log.info(
@@ -34,6 +35,7 @@ def run_server(settings: Settings, *, access_log: bool) -> None:
                 file=sys.stderr,
                 flush=True,
             )
+    tune_garbage_collection()
     log.info("listening on http://%s:%d", settings.host, settings.port)
     uvicorn.run(
         app,

@@ -109,7 +109,7 @@ def leader_spec(
         if master_spec is None:
             raise ValueError("masterSpec is required when masterSpecSameAsWorker is false")
         return master_spec
-    return spec.pod_spec()
+    return spec
 
 
 def build_plan(
@@ -125,7 +125,7 @@ def build_plan(
     leader = leader_spec(
         spec, master_spec_same_as_worker=master_spec_same_as_worker, master_spec=master_spec
     )
-    worker = spec.pod_spec()
+    worker: PodSpec = spec
     leader_role = LEADER_ROLE[framework]
     first_worker = 1 if leader_role is Role.WORKER else 0
     replicas = [

@@ -24,6 +24,7 @@ from lockstep.schemas.distributed import (
     DistributedFramework,
     PodSpec,
     WorkerSpec,
+    pod_wire,
 )
 from lockstep.schemas.pod import MatchExpressionOperator, TolerationOperator
 from lockstep.schemas.storage import Storage
@@ -132,7 +133,7 @@ def _check_master(request: DistributedCreationRequest, spec: WorkerSpec) -> Iter
     same, master = request.master_spec_same_as_worker, request.master_spec
     if same is False and master is None:
         yield Violation("masterSpec", "required when masterSpecSameAsWorker is false")
-    if same is True and master is not None and master.to_wire() != spec.pod_spec().to_wire():
+    if same is True and master is not None and master.to_wire() != pod_wire(spec):
         yield Violation(
             "masterSpec",
             "must be omitted or equal to the worker spec when masterSpecSameAsWorker is true",

@@ -42,6 +42,8 @@ class Workload:
     running_pods: int = 0
     namespace: str = ""
     """The project's namespace, where pods of the workload live."""
+    project_name: str = ""
+    department_name: str = ""
     parked: bool = False
     """A Pending workload that cannot fit even on an empty machine: skipped by scheduling."""
 
@@ -128,6 +130,8 @@ class WorkloadUpdate:
 
     phase: Phase | None = None
     message: str | None = None
+    through: Phase | None = None
+    """A phase passed through on the way to `phase` in the same pass (recorded in history)."""
     pods: list[Pod] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
     deleted: bool = False

@@ -36,12 +36,14 @@ log = logging.getLogger(__name__)
 DEFAULT_GRACE_SECONDS = 30.0
 WAITING_TO_SCHEDULE = "waiting to be scheduled"
 SCHEDULE_BATCH = 256
+PLAN_CACHE_SIZE = 10_000
 
 
 @dataclass(frozen=True, slots=True)
 class ReconcilerSettings:
     resync_seconds: float = 30.0
     stop_poll_seconds: float = 0.5
+    min_pass_seconds: float = 0.02
 
 
 class Reconciler:
@@ -63,6 +65,7 @@ class Reconciler:
         self._new_id = new_id
         self._thread: threading.Thread | None = None
         self._schedule_needed = True
+        self._plans: dict[str, ReplicaPlan] = {}
         self.passes = 0
 
     # --- lifecycle ------------------------------------------------------------------------
@@ -72,7 +75,8 @@ class Reconciler:
         self._queue.add(workload_id)
 
     def start(self) -> None:
-        self._thread = threading.Thread(target=self._run, name="lockstep-reconciler", daemon=True)
+        """Run on a thread of its own (see `run`)."""
+        self._thread = threading.Thread(target=self.run, name="lockstep-reconciler", daemon=True)
         self._thread.start()
 
     def stop(self) -> None:
@@ -80,13 +84,22 @@ class Reconciler:
         if self._thread is not None:
             self._thread.join(timeout=30)
 
-    def _run(self) -> None:
+    def run(self) -> None:
+        """Recover, then reconcile until the queue is closed."""
         self.recover()
         next_resync = time.monotonic() + self._settings.resync_seconds
+        last_pass = 0.0
         while True:
+            # Passes come at most every min_pass_seconds: under load a pass takes everything
+            # queued meanwhile and writes it in one transaction; when idle there is no delay.
+            if not self._queue.pause(
+                last_pass + self._settings.min_pass_seconds - time.monotonic()
+            ):
+                return
             keys = self._queue.take(timeout=max(next_resync - time.monotonic(), 0.0))
             if keys is None:
                 return
+            last_pass = time.monotonic()
             if not keys and time.monotonic() >= next_resync:
                 keys = set(self._ids_to_reconcile())
                 next_resync = time.monotonic() + self._settings.resync_seconds
@@ -116,29 +129,42 @@ class Reconciler:
     # --- one pass -------------------------------------------------------------------------
 
     def run_pass(self, keys: Sequence[str] | set[str]) -> None:
-        for workload_id in sorted(keys):
+        """Reconcile every key, write what changed in one transaction, then schedule."""
+        changes: list[tuple[Workload, WorkloadUpdate]] = []
+        try:
+            with self._db.read() as unit:
+                found = unit.workloads.get_many(sorted(keys))
+        except LockstepError as error:
+            log.warning("reading workloads failed: %s; retrying", error)
+            for workload_id in keys:
+                self._queue.add_after(workload_id, 1.0)
+            return
+        for workload_id in sorted(found):
             try:
-                self.reconcile(workload_id)
+                decided = self.reconcile(found[workload_id])
             except LockstepError as error:
                 log.warning("reconciling %s failed: %s; retrying", workload_id, error)
                 self._queue.add_after(workload_id, 1.0)
             except Exception:
                 log.exception("reconciling %s failed; retrying", workload_id)
                 self._queue.add_after(workload_id, 5.0)
+            else:
+                if decided is not None:
+                    changes.append(decided)
+        self._write(changes)
         if self._schedule_needed:
             self._schedule_needed = False
             try:
-                self.schedule()
+                self._write(self.schedule())
             except Exception:
                 log.exception("the scheduling cycle failed; retrying")
                 self._schedule_needed = True
         self.passes += 1
 
-    def reconcile(self, workload_id: str) -> None:
-        with self._db.read() as unit:
-            workload = unit.workloads.get(workload_id, include_deleted=True)
-        if workload is None or workload.deleted_at is not None:
-            return
+    def reconcile(self, workload: Workload) -> tuple[Workload, WorkloadUpdate] | None:
+        """Act on one workload through the runtime; return what to write about it, if anything."""
+        if workload.deleted_at is not None:
+            return None
         if workload.desired_phase is DesiredPhase.DELETED:
             change = self._delete(workload)
         elif workload.actual_phase.is_terminal:
@@ -147,14 +173,23 @@ class Reconciler:
             change = self._suspend(workload)
         else:
             change = self._run_workload(workload)
-        if not change.is_empty:
-            self._write(workload, change)
+        _check(workload, change)
+        return None if change.is_empty else (workload, change)
 
-    def _write(self, workload: Workload, change: WorkloadUpdate) -> None:
-        if change.phase is not None:
-            check_transition(workload.actual_phase, change.phase)
-        with self._db.write() as unit:
-            unit.workloads.apply(workload, change, self._clock())
+    def _write(self, changes: Sequence[tuple[Workload, WorkloadUpdate]]) -> None:
+        """One transaction for every change; on failure each workload is retried later.
+        Not durable: everything written here is observed again after a crash."""
+        if not changes:
+            return
+        try:
+            with self._db.write(durable=False) as unit:
+                now = self._clock()
+                for workload, change in changes:
+                    unit.workloads.apply(workload, change, now)
+        except Exception:
+            log.exception("writing %d workload changes failed; retrying them", len(changes))
+            for workload, _ in changes:
+                self._queue.add_after(workload.id, 1.0)
 
     # --- desired: Deleted -----------------------------------------------------------------
 
@@ -210,16 +245,13 @@ class Reconciler:
     def _run_workload(self, workload: Workload) -> WorkloadUpdate:
         phase = workload.actual_phase
         change = WorkloadUpdate()
-        if phase is Phase.CREATING:
-            change.phase, change.message = Phase.PENDING, WAITING_TO_SCHEDULE
-            self._schedule_needed = True
+        if phase in {Phase.CREATING, Phase.PENDING}:
+            self._schedule_needed = True  # the scheduling cycle decides, and writes once
         elif phase is Phase.STOPPED:
             change.phase, change.message = Phase.RESUMING, "resuming"
             self._queue.add(workload.id)
         elif phase is Phase.RESUMING:
             change.phase, change.message = Phase.PENDING, WAITING_TO_SCHEDULE
-            self._schedule_needed = True
-        elif phase is Phase.PENDING:
             self._schedule_needed = True
         elif phase in {Phase.STOPPING, Phase.DELETING}:
             if self._stopped(workload):
@@ -227,7 +259,7 @@ class Reconciler:
                 change.phase, change.message = Phase.STOPPED, "stopped"
                 change.pods_removed = True
         elif phase.has_pods:
-            change = self._observe(workload, workload.plan())
+            change = self._observe(workload, self._plan(workload))
         return change
 
     def _observe(self, workload: Workload, plan: ReplicaPlan) -> WorkloadUpdate:
@@ -275,7 +307,10 @@ class Reconciler:
         change = WorkloadUpdate()
         change.pods, change.events = self._pod_changes(workload, statuses, known)
         self._settle(
-            workload, workload.plan(), statuses, ended_at=workload.completed_at or self._clock()
+            workload,
+            self._plan(workload),
+            statuses,
+            ended_at=workload.completed_at or self._clock(),
         )
         return change
 
@@ -375,18 +410,31 @@ class Reconciler:
 
     # --- scheduling -----------------------------------------------------------------------
 
-    def schedule(self) -> None:
-        """One cycle: admit the pending gangs that fit, in submission order, and start them."""
+    def _plan(self, workload: Workload) -> ReplicaPlan:
+        """A workload's plan, remembered: its spec never changes."""
+        plan = self._plans.get(workload.id)
+        if plan is None:
+            if len(self._plans) >= PLAN_CACHE_SIZE:
+                self._plans.clear()
+            plan = self._plans[workload.id] = workload.plan()
+        return plan
+
+    def schedule(self) -> list[tuple[Workload, WorkloadUpdate]]:
+        """One cycle: admit the pending gangs that fit, in submission order, and start them.
+        Returns what to write about the workloads it decided on."""
         with self._db.read() as unit:
-            heads = unit.workloads.pending_heads(limit=SCHEDULE_BATCH)
-            admitted = unit.workloads.admitted()
+            heads = unit.workloads.queue_heads(limit=SCHEDULE_BATCH)
+            admitted = unit.workloads.admitted() if heads else []
+        changes: list[tuple[Workload, WorkloadUpdate]] = []
         if not heads:
-            return
+            return changes
+        if len(heads) == SCHEDULE_BATCH:
+            self._schedule_needed = True  # more are queued behind this batch
         capacity = self._runtime.capacity()
         used = Resources()
         for workload in admitted:
-            used += gang_request(workload.plan())
-        plans = {w.id: w.plan() for w in heads}
+            used += gang_request(self._plan(workload))
+        plans = {w.id: self._plan(w) for w in heads}
         snapshot = Snapshot(
             Resources(capacity.cpu_cores, capacity.memory_bytes, Decimal(capacity.gpus)), used
         )
@@ -400,10 +448,8 @@ class Reconciler:
                 self._runtime.start(workload, plans[workload_id])
             except Exception as error:
                 log.exception("starting the pods of %s failed", workload_id)
-                self._write(
-                    workload,
-                    WorkloadUpdate(phase=Phase.FAILED, message=f"could not start: {error}"),
-                )
+                failed = WorkloadUpdate(phase=Phase.FAILED, message=f"could not start: {error}")
+                changes.append((workload, _via_pending(workload, failed)))
                 continue
             change = WorkloadUpdate(phase=Phase.INITIALIZING, message="starting pods")
             change.events.append(
@@ -413,12 +459,31 @@ class Reconciler:
                     f"all {len(plans[workload_id].replicas)} pods admitted together",
                 )
             )
-            self._write(workload, change)
+            changes.append((workload, _via_pending(workload, change)))
             self._queue.add(workload_id)
         for workload_id, message in decisions.parked.items():
-            workload = by_id[workload_id]
-            self._write(workload, WorkloadUpdate(message=message, parked=True))
+            parked = WorkloadUpdate(phase=Phase.PENDING, message=message, parked=True)
+            changes.append((by_id[workload_id], parked))
         for workload_id, message in decisions.waiting.items():
             workload = by_id[workload_id]
-            if workload.phase_message != message:
-                self._write(workload, WorkloadUpdate(message=message))
+            if workload.actual_phase is Phase.CREATING or workload.phase_message != message:
+                changes.append((workload, WorkloadUpdate(phase=Phase.PENDING, message=message)))
+        for workload, change in changes:
+            _check(workload, change)
+        return changes
+
+
+def _via_pending(workload: Workload, change: WorkloadUpdate) -> WorkloadUpdate:
+    """A new workload admitted (or failed) in its first cycle still passes through Pending."""
+    if workload.actual_phase is Phase.CREATING:
+        change.through = Phase.PENDING
+    return change
+
+
+def _check(workload: Workload, change: WorkloadUpdate) -> None:
+    """Raise `PhaseTransitionError` unless the table allows every step of `change`."""
+    current = workload.actual_phase
+    if change.through is not None:
+        current = check_transition(current, change.through)
+    if change.phase is not None:
+        check_transition(current, change.phase)

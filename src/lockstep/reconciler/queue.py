@@ -44,6 +44,17 @@ class WorkQueue:
                 wake = min([deadline, *(at for at, _ in self._delayed[:1])])
                 self._condition.wait(max(wake - now, 0.0))
 
+    def pause(self, seconds: float) -> bool:
+        """Wait `seconds` (nothing if not positive) unless closed first; False once closed."""
+        deadline = self._monotonic() + seconds
+        with self._condition:
+            while not self._closed:
+                remaining = deadline - self._monotonic()
+                if remaining <= 0:
+                    return True
+                self._condition.wait(remaining)
+            return False
+
     def close(self) -> None:
         with self._condition:
             self._closed = True

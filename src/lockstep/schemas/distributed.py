@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
+from typing import Any
 from uuid import UUID
 
 from pydantic import Field
@@ -91,6 +92,15 @@ class PodSpec(WireModel):
     working_dir: NonEmpty | None = None
 
 
+_POD_SPEC_ALIASES = frozenset(field.alias or name for name, field in PodSpec.model_fields.items())
+
+
+def pod_wire(spec: PodSpec) -> dict[str, Any]:
+    """The wire form of what a pod runs: a spec without the topology fields a worker spec
+    adds (a same-as-worker master runs exactly this)."""
+    return {key: value for key, value in spec.to_wire().items() if key in _POD_SPEC_ALIASES}
+
+
 class MasterSpec(PodSpec):
     """The master's (PyTorch, XGBoost), chief's (TF) or launcher's (MPI) own spec."""
 
@@ -106,11 +116,6 @@ class WorkerSpec(PodSpec):
     num_workers: int | None = Field(default=None, ge=1)
     slots_per_worker: int | None = Field(default=None, ge=1)
     ssh_auth_mount_path: str | None = None
-
-    def pod_spec(self) -> PodSpec:
-        """The worker spec without its topology fields: what a same-as-worker master runs."""
-        names = self.model_fields_set & set(PodSpec.model_fields)
-        return PodSpec.model_construct(names, **{name: getattr(self, name) for name in names})
 
 
 class DistributedCreationRequest(WireModel):

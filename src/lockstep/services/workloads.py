@@ -18,6 +18,7 @@ from lockstep.auth.tokens import Principal
 from lockstep.domain.clock import Clock
 from lockstep.domain.errors import Conflict, InvalidRequest, NotFound
 from lockstep.domain.listing import ListQuery, SortOrder
+from lockstep.domain.organization import Project
 from lockstep.domain.phases import DesiredPhase, Phase
 from lockstep.domain.priorities import TRAIN, priority_of
 from lockstep.domain.rules import check_request
@@ -25,9 +26,9 @@ from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
 from lockstep.schemas.distributed import DistributedCreationRequest, DistributedFramework
 from lockstep.services.access import access_of
 from lockstep.store.database import Database, UnitOfWork
-from lockstep.store.workloads import WorkloadRow
 
 _SUFFIX_ALPHABET = string.ascii_lowercase + string.digits
+PROJECT_CACHE_SIZE = 10_000
 
 
 def name_suffix() -> str:
@@ -61,69 +62,79 @@ class WorkloadService:
         self._clock = clock
         self._notify = notify
         self._new_id = new_id
+        self._projects: dict[str, tuple[Project, str]] = {}
 
-    def create(self, caller: Principal, request: DistributedCreationRequest) -> WorkloadRow:
+    def create(self, caller: Principal, request: DistributedCreationRequest) -> Workload:
+        """Store a new workload, committed before this returns; the reconciler takes it on."""
         violations = check_request(request)
         if violations:
             raise InvalidRequest(violations)
         assert request.spec is not None and request.spec.distributed_framework is not None
-        with self._db.write() as unit:
-            project = unit.organization.project(request.project_id)
-            cluster_id = str(request.cluster_id)
-            if project is None:
-                raise InvalidRequest.of(
-                    "projectId", f"no project has the id {request.project_id!r}"
-                )
-            if unit.organization.cluster(cluster_id) is None:
-                raise InvalidRequest.of("clusterId", f"no cluster has the id {cluster_id!r}")
+        cluster_id = str(request.cluster_id)
+        with self._db.read() as unit:
+            project, department_name = self._project(unit, request.project_id)
             if project.cluster_id != cluster_id:
+                if unit.organization.cluster(cluster_id) is None:
+                    raise InvalidRequest.of("clusterId", f"no cluster has the id {cluster_id!r}")
                 raise InvalidRequest.of(
                     "projectId", f"project {project.id} is not in cluster {cluster_id}"
                 )
             scope = Scope(cluster_id, project.department_id, project.id)
             access_of(unit, caller).check(Action.CREATE, Resource.WORKLOADS, scope)
-            name = request.name
-            if request.use_given_name_as_prefix:
-                name += name_suffix()
-            now = self._clock()
-            wire = request.to_wire()
-            priority_class = request.spec.priority_class or TRAIN
-            workload = Workload(
-                id=self._new_id(),
-                name=name,
-                requested_name=request.name,
-                project_id=project.id,
-                department_id=project.department_id,
-                cluster_id=cluster_id,
-                created_by=caller.name,
-                created_at=now,
-                desired_phase=DesiredPhase.RUNNING,
-                actual_phase=Phase.CREATING,
-                phase_message="",
-                phase_updated_at=now,
-                framework=DistributedFramework(request.spec.distributed_framework),
-                request={
-                    key: wire[key]
-                    for key in ("spec", "masterSpecSameAsWorker", "masterSpec")
-                    if key in wire
-                },
-                priority_class=priority_class,
-                priority=priority_of(priority_class),
-                category=request.spec.category,
-            )
+        now = self._clock()
+        wire = request.to_wire()
+        priority_class = request.spec.priority_class or TRAIN
+        workload = Workload(
+            id=self._new_id(),
+            name=request.name + (name_suffix() if request.use_given_name_as_prefix else ""),
+            requested_name=request.name,
+            project_id=project.id,
+            department_id=project.department_id,
+            cluster_id=cluster_id,
+            created_by=caller.name,
+            created_at=now,
+            desired_phase=DesiredPhase.RUNNING,
+            actual_phase=Phase.CREATING,
+            phase_message="",
+            phase_updated_at=now,
+            framework=DistributedFramework(request.spec.distributed_framework),
+            request={
+                key: wire[key]
+                for key in ("spec", "masterSpecSameAsWorker", "masterSpec")
+                if key in wire
+            },
+            priority_class=priority_class,
+            priority=priority_of(priority_class),
+            category=request.spec.category,
+            namespace=project.namespace,
+            project_name=project.name,
+            department_name=department_name,
+        )
+        # Only the insert needs the write lock: the checks above read what cannot change
+        # under it (projects are never moved or deleted; the foreign key guards the rest).
+        with self._db.write() as unit:
             unit.workloads.insert(workload)
-            department = unit.organization.department(project.department_id)
-            row = WorkloadRow(workload, project.name, department.name if department else "")
         self._notify(workload.id)
-        return row
+        return workload
 
-    def get(self, caller: Principal, workload_id: str) -> WorkloadRow:
+    def _project(self, unit: UnitOfWork, project_id: str) -> tuple[Project, str]:
+        """A project and its department's name. Both never change once created (lockstep has
+        no way to move, rename or delete them), so they are remembered."""
+        known = self._projects.get(project_id)
+        if known is not None:
+            return known
+        project = unit.organization.project(project_id)
+        if project is None:
+            raise InvalidRequest.of("projectId", f"no project has the id {project_id!r}")
+        department = unit.organization.department(project.department_id)
+        if len(self._projects) >= PROJECT_CACHE_SIZE:
+            self._projects.clear()
+        known = self._projects[project_id] = (project, department.name if department else "")
+        return known
+
+    def get(self, caller: Principal, workload_id: str) -> Workload:
         with self._db.read() as unit:
-            row = unit.workloads.get_row(workload_id)
-            if row is None:
-                raise NotFound(f"no workload has the id {workload_id!r}")
-            access_of(unit, caller).check(Action.READ, Resource.WORKLOADS, scope_of(row.workload))
-            return row
+            return self._readable(unit, caller, workload_id)
 
     def delete(self, caller: Principal, workload_id: str) -> None:
         with self._db.write() as unit:
@@ -160,7 +171,7 @@ class WorkloadService:
             unit.workloads.set_desired_phase(workload_id, desired, self._clock())
         self._notify(workload_id)
 
-    def page(self, caller: Principal, query: ListQuery) -> PageOf[WorkloadRow]:
+    def page(self, caller: Principal, query: ListQuery) -> PageOf[Workload]:
         with self._db.read() as unit:
             scoped = _readable(unit, caller, query)
             if scoped is None:
@@ -175,31 +186,31 @@ class WorkloadService:
 
     def pods(
         self, caller: Principal, workload_id: str, *, deleted: bool | None
-    ) -> tuple[WorkloadRow, list[Pod]]:
+    ) -> tuple[Workload, list[Pod]]:
         with self._db.read() as unit:
-            row = self._readable_row(unit, caller, workload_id)
+            row = self._readable(unit, caller, workload_id)
             return row, unit.workloads.pods(workload_id, deleted=deleted)
 
     def events(
         self, caller: Principal, workload_id: str, *, offset: int, limit: int, order: SortOrder
-    ) -> tuple[WorkloadRow, list[Event]]:
+    ) -> tuple[Workload, list[Event]]:
         with self._db.read() as unit:
-            row = self._readable_row(unit, caller, workload_id)
+            row = self._readable(unit, caller, workload_id)
             return row, unit.workloads.events(workload_id, offset=offset, limit=limit, order=order)
 
     def history(
         self, caller: Principal, workload_id: str, *, offset: int, limit: int
-    ) -> tuple[WorkloadRow, list[PhaseChange | Event]]:
+    ) -> tuple[Workload, list[PhaseChange | Event]]:
         with self._db.read() as unit:
-            row = self._readable_row(unit, caller, workload_id)
+            row = self._readable(unit, caller, workload_id)
             return row, unit.workloads.history(workload_id, offset=offset, limit=limit)
 
-    def _readable_row(self, unit: UnitOfWork, caller: Principal, workload_id: str) -> WorkloadRow:
-        row = unit.workloads.get_row(workload_id)
-        if row is None:
+    def _readable(self, unit: UnitOfWork, caller: Principal, workload_id: str) -> Workload:
+        workload = unit.workloads.get(workload_id)
+        if workload is None:
             raise NotFound(f"no workload has the id {workload_id!r}")
-        access_of(unit, caller).check(Action.READ, Resource.WORKLOADS, scope_of(row.workload))
-        return row
+        access_of(unit, caller).check(Action.READ, Resource.WORKLOADS, scope_of(workload))
+        return workload
 
 
 def _readable(unit: UnitOfWork, caller: Principal, query: ListQuery) -> ListQuery | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,6 +20,7 @@ from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from lockstep.domain.errors import StoreUnavailable
+from lockstep.store.group_commit import WalSyncer
 from lockstep.store.identity import IdentityRepository
 from lockstep.store.organization import OrganizationRepository
 from lockstep.store.workloads import WorkloadRepository
@@ -43,6 +44,10 @@ def _is_unavailable(error: DBAPIError) -> bool:
         return True
     message = str(error.orig).lower()
     return any(text in message for text in _SQLITE_UNAVAILABLE)
+
+
+def _no_automatic_checkpoints(dbapi_connection: Any, _record: Any) -> None:
+    dbapi_connection.execute("PRAGMA wal_autocheckpoint=0")
 
 
 class UnitOfWork:
@@ -69,11 +74,18 @@ def sqlite_url(path: Path) -> str:
 class Database:
     """One store: SQLite file or PostgreSQL database, shared by every thread of lockstep."""
 
-    def __init__(self, url: str, *, pool_size: int = 8) -> None:
+    def __init__(self, url: str, *, pool_size: int = 8, group_commit: bool = False) -> None:
+        """`group_commit` (SQLite only): durable writes defer their fsync to a `WalSyncer`;
+        whoever acknowledges one must first wait for `when_durable` (the API server does)."""
         self.url = normalize_url(url)
-        self.is_sqlite = make_url(self.url).get_backend_name() == "sqlite"
+        parsed = make_url(self.url)
+        self.is_sqlite = parsed.get_backend_name() == "sqlite"
         self._write_lock = threading.Lock() if self.is_sqlite else None
         self.engine = self._create_engine(pool_size)
+        self._syncer: WalSyncer | None = None
+        if group_commit and self.is_sqlite and parsed.database:
+            self._syncer = WalSyncer(Path(f"{parsed.database}-wal"), checkpoint=self._checkpoint)
+            event.listen(self.engine, "connect", _no_automatic_checkpoints)
 
     def _create_engine(self, pool_size: int) -> Engine:
         if not self.is_sqlite:
@@ -94,44 +106,74 @@ class Database:
 
         @event.listens_for(engine, "connect")
         def _configure(dbapi_connection: Any, _record: Any) -> None:
-            dbapi_connection.isolation_level = None  # transactions are begun below
+            dbapi_connection.isolation_level = None  # lockstep issues BEGIN itself
             cursor = dbapi_connection.cursor()
-            for pragma in (
-                "journal_mode=WAL",
-                "synchronous=FULL",
-                "foreign_keys=ON",
-                "busy_timeout=30000",
-            ):
+            for pragma in ("journal_mode=WAL", "foreign_keys=ON", "busy_timeout=30000"):
                 cursor.execute(f"PRAGMA {pragma}")
             cursor.close()
-
-        @event.listens_for(engine, "begin")
-        def _begin(connection: Connection) -> None:
-            immediate = connection.get_execution_options().get("lockstep_write", False)
-            connection.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
 
         return engine
 
     @contextmanager
     def read(self) -> Iterator[UnitOfWork]:
-        """A read-only transaction."""
+        """Reads. On SQLite each statement runs on its own snapshot (no BEGIN/COMMIT round
+        trips); on PostgreSQL they share one transaction."""
         with self._translated(), self.engine.connect() as connection, connection.begin():
             yield UnitOfWork(connection)
 
     @contextmanager
-    def write(self) -> Iterator[UnitOfWork]:
-        """A read-write transaction, committed when the block ends without an exception."""
+    def write(self, *, durable: bool = True) -> Iterator[UnitOfWork]:
+        """A read-write transaction, committed when the block ends without an exception.
+
+        A durable commit is on disk when this returns, surviving a crash of the machine.
+        A non-durable one survives a crash of lockstep but may be lost with the machine: for
+        state that can be derived again, such as what the reconciler observed.
+        """
         lock = self._write_lock
         if lock is not None:
             lock.acquire()
         try:
-            with self._translated(), self.engine.connect() as plain:
-                connection = plain.execution_options(lockstep_write=True)
+            with self._translated(), self.engine.connect() as connection:
                 with connection.begin():
+                    if self.is_sqlite:
+                        wait_for_disk = durable and self._syncer is None
+                        self._begin_sqlite_write(connection, durable=wait_for_disk)
+                    elif not durable:
+                        connection.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
                     yield UnitOfWork(connection)
+                if durable and self._syncer is not None:
+                    self._syncer.note_commit()
         finally:
             if lock is not None:
                 lock.release()
+
+    def _checkpoint(self) -> None:
+        """Copy the write-ahead log into the database file without blocking anyone."""
+        with self.engine.connect() as connection:
+            connection.exec_driver_sql("PRAGMA wal_checkpoint(PASSIVE)")
+
+    @property
+    def deferred_commits(self) -> int:
+        """How many durable commits have deferred their fsync (always 0 without group commit)."""
+        return 0 if self._syncer is None else self._syncer.committed
+
+    def when_durable(self, commit: int, waiter: Callable[[BaseException | None], None]) -> None:
+        """Call `waiter` once deferred commit number `commit` is on disk (at once without
+        group commit), with the error if it could not be made durable."""
+        if self._syncer is None:
+            waiter(None)
+        else:
+            self._syncer.when_synced(commit, waiter)
+
+    @staticmethod
+    def _begin_sqlite_write(connection: Connection, *, durable: bool) -> None:
+        """Set the connection's fsync level if it differs, then take the write lock at once
+        (BEGIN IMMEDIATE), so writers queue instead of failing on a lock upgrade."""
+        level = "FULL" if durable else "NORMAL"
+        if connection.info.get("synchronous") != level:
+            connection.exec_driver_sql(f"PRAGMA synchronous={level}")
+            connection.info["synchronous"] = level
+        connection.exec_driver_sql("BEGIN IMMEDIATE")
 
     @contextmanager
     def _translated(self) -> Iterator[None]:
@@ -164,4 +206,6 @@ class Database:
             unit.organization.count_clusters()
 
     def dispose(self) -> None:
+        if self._syncer is not None:
+            self._syncer.close()
         self.engine.dispose()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, delete, func, insert, select
+from sqlalchemy import Connection, bindparam, delete, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from lockstep.domain.errors import Conflict
@@ -28,6 +28,16 @@ def _rule(row: Any) -> AccessRule:
         created_by=row.created_by,
         created_at=row.created_at,
     )
+
+
+_RULES_OF = (
+    select(access_rules)
+    .where(
+        access_rules.c.subject_type == bindparam("type"),
+        access_rules.c.subject_id == bindparam("id"),
+    )
+    .order_by(access_rules.c.id)
+)
 
 
 class IdentityRepository:
@@ -94,11 +104,8 @@ class IdentityRepository:
         return _rule(row)
 
     def rules_of(self, subject_type: SubjectType, subject_id: str) -> list[AccessRule]:
-        query = select(access_rules).where(
-            access_rules.c.subject_type == subject_type.value,
-            access_rules.c.subject_id == subject_id,
-        )
-        return [_rule(r) for r in self._db.execute(query.order_by(access_rules.c.id)).all()]
+        parameters = {"type": subject_type.value, "id": subject_id}
+        return [_rule(r) for r in self._db.execute(_RULES_OF, parameters).all()]
 
     def rules(self) -> list[AccessRule]:
         rows = self._db.execute(select(access_rules).order_by(access_rules.c.id)).all()

@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, func, insert, select
+from sqlalchemy import Connection, bindparam, func, insert, select
 from sqlalchemy.exc import IntegrityError
 
 from lockstep.domain.errors import Conflict
@@ -46,6 +46,11 @@ def _project(row: Any) -> Project:
 
 def _as_int(value: str) -> int | None:
     return int(value) if value.isdigit() else None
+
+
+_CLUSTER_BY_ID = select(clusters).where(clusters.c.id == bindparam("id"))
+_DEPARTMENT_BY_ID = select(departments).where(departments.c.id == bindparam("id"))
+_PROJECT_BY_ID = select(projects).where(projects.c.id == bindparam("id"))
 
 
 class OrganizationRepository:
@@ -110,7 +115,7 @@ class OrganizationRepository:
         return [_cluster(r) for r in rows]
 
     def cluster(self, cluster_id: str) -> Cluster | None:
-        row = self._db.execute(select(clusters).where(clusters.c.id == cluster_id)).first()
+        row = self._db.execute(_CLUSTER_BY_ID, {"id": cluster_id}).first()
         return None if row is None else _cluster(row)
 
     def departments(self) -> list[Department]:
@@ -121,7 +126,7 @@ class OrganizationRepository:
         key = _as_int(department_id)
         if key is None:
             return None
-        row = self._db.execute(select(departments).where(departments.c.id == key)).first()
+        row = self._db.execute(_DEPARTMENT_BY_ID, {"id": key}).first()
         return None if row is None else _department(row)
 
     def department_by_name(self, cluster_id: str, name: str) -> Department | None:
@@ -139,7 +144,7 @@ class OrganizationRepository:
         key = _as_int(project_id)
         if key is None:
             return None
-        row = self._db.execute(select(projects).where(projects.c.id == key)).first()
+        row = self._db.execute(_PROJECT_BY_ID, {"id": key}).first()
         return None if row is None else _project(row)
 
     def project_by_name(self, cluster_id: str, name: str) -> Project | None:

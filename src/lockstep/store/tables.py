@@ -148,7 +148,7 @@ workloads = Table(
         postgresql_where=text("deleted_at IS NULL"),
     ),
     Index("ix_workloads_created_at", "created_at"),
-    Index("ix_workloads_actual_phase", "actual_phase"),
+    Index("ix_workloads_queue", "actual_phase", "parked", "created_at"),
 )
 
 pods = Table(

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+import operator
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -15,7 +17,9 @@ from sqlalchemy import (
     Row,
     String,
     and_,
+    bindparam,
     cast,
+    false,
     func,
     insert,
     literal,
@@ -27,7 +31,7 @@ from sqlalchemy import (
     update,
 )
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.sql import Select
+from sqlalchemy.sql import Select, Update
 
 from lockstep.domain.clock import parse_moment
 from lockstep.domain.errors import Conflict, InvalidRequest
@@ -46,15 +50,6 @@ from lockstep.schemas.distributed import DistributedFramework
 from lockstep.store.tables import departments, events, phase_changes, pods, projects, workloads
 
 WORKLOAD_TYPE = "distributed"
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadRow:
-    """A workload with the names of its project and department, as lists show it."""
-
-    workload: Workload
-    project_name: str
-    department_name: str
 
 
 def _text(column: ColumnElement[Any]) -> ColumnElement[str]:
@@ -128,34 +123,6 @@ _TEXT_OPERATORS = frozenset(
 )
 
 
-def _workload(row: Row[Any] | Any) -> Workload:
-    return Workload(
-        id=row.id,
-        name=row.name,
-        requested_name=row.requested_name,
-        project_id=str(row.project_id),
-        department_id=None if row.department_id is None else str(row.department_id),
-        cluster_id=row.cluster_id,
-        created_by=row.created_by,
-        created_at=row.created_at,
-        desired_phase=DesiredPhase(row.desired_phase),
-        actual_phase=Phase(row.actual_phase),
-        phase_message=row.phase_message,
-        phase_updated_at=row.phase_updated_at,
-        framework=DistributedFramework(row.framework),
-        request=orjson.loads(row.request),
-        priority_class=row.priority_class,
-        priority=row.priority,
-        category=row.category,
-        allocated_gpus=row.allocated_gpus,
-        deleted_at=row.deleted_at,
-        completed_at=row.completed_at,
-        running_pods=row.running_pods,
-        namespace=row.namespace,
-        parked=row.parked,
-    )
-
-
 def _pod(row: Row[Any]) -> Pod:
     return Pod(
         id=row.id,
@@ -190,6 +157,100 @@ def _event(row: Row[Any]) -> Event:
     )
 
 
+_JOINED = (
+    select(
+        workloads,
+        projects.c.name.label("project_name"),
+        departments.c.name.label("department_name"),
+        func.coalesce(projects.c.requested_namespace, "runai-" + projects.c.name).label(
+            "namespace"
+        ),
+    )
+    .join(projects, projects.c.id == workloads.c.project_id)
+    .join(departments, departments.c.id == projects.c.department_id)
+)
+"""A workload with its project's and department's names: every read of workloads uses it."""
+
+_WORKLOAD_FIELDS = (
+    "id", "name", "requested_name", "project_id", "department_id", "cluster_id", "created_by",
+    "created_at", "desired_phase", "actual_phase", "phase_message", "phase_updated_at",
+    "framework", "request", "priority_class", "priority", "category", "allocated_gpus",
+    "deleted_at", "completed_at", "running_pods", "namespace", "project_name",
+    "department_name", "parked",
+)  # fmt: skip
+_POSITIONS = {column.key: index for index, column in enumerate(_JOINED.selected_columns)}
+_workload_values = operator.itemgetter(*(_POSITIONS[name] for name in _WORKLOAD_FIELDS))
+"""Rows are read by position: attribute access on a row costs ten times more, per field."""
+
+
+def _workload(row: Row[Any]) -> Workload:
+    (
+        workload_id, name, requested_name, project_id, department_id, cluster_id, created_by,
+        created_at, desired_phase, actual_phase, phase_message, phase_updated_at,
+        framework, request, priority_class, priority, category, allocated_gpus,
+        deleted_at, completed_at, running_pods, namespace, project_name,
+        department_name, parked,
+    ) = _workload_values(row)  # fmt: skip
+    return Workload(
+        id=workload_id,
+        name=name,
+        requested_name=requested_name,
+        project_id=str(project_id),
+        department_id=None if department_id is None else str(department_id),
+        cluster_id=cluster_id,
+        created_by=created_by,
+        created_at=created_at,
+        desired_phase=DesiredPhase(desired_phase),
+        actual_phase=Phase(actual_phase),
+        phase_message=phase_message,
+        phase_updated_at=phase_updated_at,
+        framework=DistributedFramework(framework),
+        request=orjson.loads(request),
+        priority_class=priority_class,
+        priority=priority,
+        category=category,
+        allocated_gpus=allocated_gpus,
+        deleted_at=deleted_at,
+        completed_at=completed_at,
+        running_pods=running_pods,
+        namespace=namespace,
+        project_name=project_name,
+        department_name=department_name or "",
+        parked=parked,
+    )
+
+
+_BY_ID = _JOINED.where(workloads.c.id == bindparam("id"))
+_LIVE_BY_ID = _BY_ID.where(workloads.c.deleted_at.is_(None))
+_BY_IDS = _JOINED.where(workloads.c.id.in_(bindparam("ids", expanding=True)))
+_IDS_PER_QUERY = 500
+_QUEUE_HEADS = (
+    _JOINED.where(
+        workloads.c.deleted_at.is_(None),
+        workloads.c.actual_phase.in_([Phase.CREATING.value, Phase.PENDING.value]),
+        workloads.c.desired_phase == DesiredPhase.RUNNING.value,
+        workloads.c.parked == false(),
+    )
+    .order_by(workloads.c.created_at, workloads.c.id)
+    .limit(bindparam("limit"))
+)
+_INSERT_WORKLOAD = insert(workloads)
+_INSERT_EVENT = insert(events)
+_INSERT_PHASE = insert(phase_changes)
+_COUNT_RUNNING_PODS = select(func.count()).where(
+    pods.c.workload_id == bindparam("id"),
+    pods.c.deleted_at.is_(None),
+    pods.c.phase == PodPhase.RUNNING.value,
+)
+
+
+@functools.cache
+def _update_of(columns: frozenset[str]) -> Update:
+    """An UPDATE of these columns of one workload (`key`), built once per set of columns."""
+    values: dict[str, Any] = {name: bindparam(name) for name in sorted(columns)}
+    return update(workloads).where(workloads.c.id == bindparam("key")).values(values)
+
+
 class WorkloadRepository:
     """Reads and writes workloads within the caller's transaction."""
 
@@ -222,27 +283,16 @@ class WorkloadRepository:
             "priority": workload.priority,
             "request": orjson.dumps(workload.request).decode(),
         }
-        nested = self._db.begin_nested()
         try:
-            self._db.execute(insert(workloads), values)
+            self._db.execute(_INSERT_WORKLOAD, values)
         except IntegrityError as error:
-            nested.rollback()
             raise Conflict(
                 f"a workload named {workload.name!r} already exists in project "
                 f"{workload.project_id}"
             ) from error
-        nested.commit()
         self._record_phase(
             workload.id, workload.actual_phase, workload.phase_message, workload.created_at
         )
-
-    def name_in_use(self, project_id: str, name: str) -> bool:
-        query = select(workloads.c.id).where(
-            workloads.c.project_id == int(project_id),
-            workloads.c.name == name,
-            workloads.c.deleted_at.is_(None),
-        )
-        return self._db.execute(query.limit(1)).first() is not None
 
     def set_desired_phase(self, workload_id: str, desired: DesiredPhase, now: datetime) -> None:
         self._db.execute(
@@ -260,6 +310,8 @@ class WorkloadRepository:
             values.update(actual_phase=phase.value, phase_updated_at=now)
             if phase.is_terminal:
                 values["completed_at"] = now
+        if change.through is not None:
+            self._record_phase(workload.id, change.through, "", now)
         if phase != workload.actual_phase or message != workload.phase_message:
             values["phase_message"] = message
             self._record_phase(workload.id, phase, message, now)
@@ -273,11 +325,12 @@ class WorkloadRepository:
         for pod in change.pods:
             self._upsert_pod(pod)
         if change.pods:
-            live = [p for p in self.pods(workload.id) if p.phase is PodPhase.RUNNING]
-            values["running_pods"] = len(live)
+            values["running_pods"] = self._db.execute(
+                _COUNT_RUNNING_PODS, {"id": workload.id}
+            ).scalar_one()
         if change.events:
             self._db.execute(
-                insert(events),
+                _INSERT_EVENT,
                 [
                     {
                         "id": e.id,
@@ -293,11 +346,11 @@ class WorkloadRepository:
                     for e in change.events
                 ],
             )
-        self._db.execute(update(workloads).where(workloads.c.id == workload.id).values(values))
+        self._db.execute(_update_of(frozenset(values)), {**values, "key": workload.id})
 
     def _record_phase(self, workload_id: str, phase: Phase, message: str, now: datetime) -> None:
         self._db.execute(
-            insert(phase_changes),
+            _INSERT_PHASE,
             {
                 "workload_id": workload_id,
                 "created_at": now,
@@ -347,36 +400,10 @@ class WorkloadRepository:
     # --- reads --------------------------------------------------------------------------
 
     def get(self, workload_id: str, *, include_deleted: bool = False) -> Workload | None:
-        query = self._joined().where(workloads.c.id == workload_id)
-        if not include_deleted:
-            query = query.where(workloads.c.deleted_at.is_(None))
-        row = self._db.execute(query).first()
+        """A workload by id; None if there is none (or it is deleted, unless included)."""
+        query = _BY_ID if include_deleted else _LIVE_BY_ID
+        row = self._db.execute(query, {"id": workload_id}).first()
         return None if row is None else _workload(row)
-
-    def get_row(self, workload_id: str) -> WorkloadRow | None:
-        query = self._joined().where(
-            workloads.c.id == workload_id, workloads.c.deleted_at.is_(None)
-        )
-        row = self._db.execute(query).first()
-        return (
-            None
-            if row is None
-            else WorkloadRow(_workload(row), row.project_name, row.department_name)
-        )
-
-    def _joined(self) -> Select[Any]:
-        return (
-            select(
-                workloads,
-                projects.c.name.label("project_name"),
-                departments.c.name.label("department_name"),
-                func.coalesce(projects.c.requested_namespace, "runai-" + projects.c.name).label(
-                    "namespace"
-                ),
-            )
-            .join(projects, projects.c.id == workloads.c.project_id)
-            .join(departments, departments.c.id == projects.c.department_id)
-        )
 
     def _where(self, query: Select[Any], spec: ListQuery) -> Select[Any]:
         if spec.deleted:
@@ -395,15 +422,24 @@ class WorkloadRepository:
         conditions = [_condition(f) for f in spec.filters]
         return query.where(and_(*conditions)) if conditions else query
 
-    def page(self, spec: ListQuery) -> tuple[list[WorkloadRow], bool]:
+    def get_many(self, workload_ids: Sequence[str]) -> dict[str, Workload]:
+        """The workloads (deleted ones included) among these ids, by id."""
+        found: dict[str, Workload] = {}
+        for start in range(0, len(workload_ids), _IDS_PER_QUERY):
+            chunk = list(workload_ids[start : start + _IDS_PER_QUERY])
+            for row in self._db.execute(_BY_IDS, {"ids": chunk}):
+                found[row.id] = _workload(row)
+        return found
+
+    def page(self, spec: ListQuery) -> tuple[list[Workload], bool]:
         """One page of workloads and whether another page follows."""
-        query = self._where(self._joined(), spec)
+        query = self._where(_JOINED, spec)
         column = _FIELDS[spec.sort_by][0] if spec.sort_by else workloads.c.created_at
         order = column.desc() if spec.sort_order is SortOrder.DESC else column.asc()
         tie = workloads.c.id.desc() if spec.sort_order is SortOrder.DESC else workloads.c.id.asc()
         query = query.order_by(order, tie).offset(spec.offset).limit(spec.limit + 1)
         rows = self._db.execute(query).all()
-        items = [WorkloadRow(_workload(r), r.project_name, r.department_name) for r in rows]
+        items = [_workload(r) for r in rows]
         return items[: spec.limit], len(items) > spec.limit
 
     def count(self, spec: ListQuery) -> int:
@@ -492,25 +528,16 @@ class WorkloadRepository:
         )
         return list(self._db.execute(query.order_by(workloads.c.created_at)).scalars())
 
-    def pending_heads(self, *, limit: int) -> list[Workload]:
-        """Pending workloads that are not parked, oldest first: the scheduler's queue."""
-        query = (
-            self._joined()
-            .where(
-                workloads.c.deleted_at.is_(None),
-                workloads.c.actual_phase == Phase.PENDING.value,
-                workloads.c.desired_phase == DesiredPhase.RUNNING.value,
-                not_(workloads.c.parked),
-            )
-            .order_by(workloads.c.created_at, workloads.c.id)
-            .limit(limit)
-        )
-        return [_workload(r) for r in self._db.execute(query).all()]
+    def queue_heads(self, *, limit: int) -> list[Workload]:
+        """The scheduler's queue, oldest first: new (Creating) and Pending workloads that are
+        wanted Running and not parked."""
+        rows = self._db.execute(_QUEUE_HEADS, {"limit": limit}).all()
+        return [_workload(r) for r in rows]
 
     def admitted(self) -> list[Workload]:
         """Workloads holding resources: those whose pods may exist."""
         phases = [p.value for p in Phase if p.has_pods]
-        query = self._joined().where(
+        query = _JOINED.where(
             workloads.c.deleted_at.is_(None), workloads.c.actual_phase.in_(phases)
         )
         return [_workload(r) for r in self._db.execute(query).all()]

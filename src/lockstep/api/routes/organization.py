@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from typing import Annotated
-from uuid import UUID
 
 from fastapi import APIRouter, Query
 from starlette.responses import Response
 
 from lockstep.api import views
-from lockstep.api.deps import BodyDep, CallerDep, ServicesDep
+from lockstep.api.deps import BodyDep, CallerDep, ClusterUuid, DepartmentId, ProjectId, ServicesDep
 from lockstep.api.responses import json_response, page, parse_body
 from lockstep.domain.errors import InvalidRequest
 from lockstep.domain.listing import SortOrder, check_paging, parse_filters
@@ -32,7 +31,7 @@ def _sort_field(sort_by: str | None, allowed: frozenset[str]) -> str | None:
 
 
 @router.get("/api/v1/org-unit/projects")
-def get_projects(
+async def get_projects(
     caller: CallerDep,
     services: ServicesDep,
     filter_by: FilterBy = None,
@@ -44,7 +43,8 @@ def get_projects(
 ) -> Response:
     fields = frozenset(PROJECT_FIELDS)
     start, size = check_paging(offset, limit)
-    projects, _ = services.organization.projects(
+    projects, _ = await services.calls.store(
+        services.organization.projects,
         caller,
         filters=parse_filters(filter_by or [], allowed=fields),
         sort_by=_sort_field(sort_by, fields),
@@ -58,18 +58,20 @@ def get_projects(
 
 
 @router.post("/api/v1/org-unit/projects", status_code=201)
-def create_project(caller: CallerDep, services: ServicesDep, body: BodyDep) -> Response:
-    project = services.organization.create_project(caller, parse_body(ProjectCreationRequest, body))
+async def create_project(caller: CallerDep, services: ServicesDep, body: BodyDep) -> Response:
+    request = parse_body(ProjectCreationRequest, body)
+    project = await services.calls.store(services.organization.create_project, caller, request)
     return json_response(views.project(project), 201)
 
 
 @router.get("/api/v1/org-unit/projects/{projectId}")
-def get_project(projectId: str, caller: CallerDep, services: ServicesDep) -> Response:  # noqa: N803
-    return json_response(views.project(services.organization.project(caller, projectId)))
+async def get_project(project_id: ProjectId, caller: CallerDep, services: ServicesDep) -> Response:
+    project = await services.calls.store(services.organization.project, caller, project_id)
+    return json_response(views.project(project))
 
 
 @router.get("/api/v1/org-unit/departments")
-def get_departments(
+async def get_departments(
     caller: CallerDep,
     services: ServicesDep,
     filter_by: FilterBy = None,
@@ -80,7 +82,8 @@ def get_departments(
 ) -> Response:
     fields = frozenset(DEPARTMENT_FIELDS)
     start, size = check_paging(offset, limit)
-    departments, _ = services.organization.departments(
+    departments, _ = await services.calls.store(
+        services.organization.departments,
         caller,
         filters=parse_filters(filter_by or [], allowed=fields),
         sort_by=_sort_field(sort_by, fields),
@@ -93,27 +96,37 @@ def get_departments(
 
 
 @router.post("/api/v1/org-unit/departments", status_code=201)
-def create_department(caller: CallerDep, services: ServicesDep, body: BodyDep) -> Response:
-    department = services.organization.create_department(
-        caller, parse_body(DepartmentCreationRequest, body)
+async def create_department(caller: CallerDep, services: ServicesDep, body: BodyDep) -> Response:
+    request = parse_body(DepartmentCreationRequest, body)
+    department = await services.calls.store(
+        services.organization.create_department, caller, request
     )
     return json_response(views.department(department), 201)
 
 
 @router.get("/api/v1/org-unit/departments/{departmentId}")
-def get_department(departmentId: str, caller: CallerDep, services: ServicesDep) -> Response:  # noqa: N803
-    department, _ = services.organization.department(caller, departmentId)
+async def get_department(
+    department_id: DepartmentId, caller: CallerDep, services: ServicesDep
+) -> Response:
+    department, _ = await services.calls.store(
+        services.organization.department, caller, department_id
+    )
     return json_response(views.department(department))
 
 
 @router.get("/api/v1/clusters")
-def get_clusters(caller: CallerDep, services: ServicesDep) -> Response:
+async def get_clusters(caller: CallerDep, services: ServicesDep) -> Response:
     return json_response(
-        [views.cluster(c, version=services.version) for c in services.organization.clusters(caller)]
+        [
+            views.cluster(c, version=services.version)
+            for c in await services.calls.store(services.organization.clusters, caller)
+        ]
     )
 
 
 @router.get("/api/v1/clusters/{clusterUuid}")
-def get_cluster(clusterUuid: UUID, caller: CallerDep, services: ServicesDep) -> Response:  # noqa: N803
-    cluster = services.organization.cluster(caller, str(clusterUuid))
+async def get_cluster(
+    cluster_id: ClusterUuid, caller: CallerDep, services: ServicesDep
+) -> Response:
+    cluster = await services.calls.store(services.organization.cluster, caller, str(cluster_id))
     return json_response(views.cluster(cluster, version=services.version))

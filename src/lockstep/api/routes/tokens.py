@@ -17,12 +17,14 @@ router = APIRouter(tags=["tokens"])
 
 
 @router.post("/api/v1/token")
-def grant_token(services: ServicesDep, body: BodyDep) -> Response:
+async def grant_token(services: ServicesDep, body: BodyDep) -> Response:
     try:
         parsed: Any = orjson.loads(body or b"null")
     except orjson.JSONDecodeError as error:
         raise InvalidRequest.of("body", "is not valid JSON") from error
     if not isinstance(parsed, dict):
         raise InvalidRequest.of("body", "a JSON object is required")
-    issued = services.identity.issue_token(TokenRequest.from_body(parsed))
+    issued = await services.calls.blocking(
+        services.identity.issue_token, TokenRequest.from_body(parsed)
+    )
     return json_response({"accessToken": issued.token, "expiresIn": issued.expires_in})

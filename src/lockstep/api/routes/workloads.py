@@ -4,16 +4,16 @@ pods, events and phase history."""
 from __future__ import annotations
 
 from typing import Annotated
-from uuid import UUID
 
 from fastapi import APIRouter, Query
 from starlette.responses import Response
 
 from lockstep.api import views
-from lockstep.api.deps import CallerDep, ServicesDep
+from lockstep.api.deps import CallerDep, ServicesDep, WorkloadId
 from lockstep.api.responses import json_response, page
 from lockstep.domain.errors import InvalidRequest
 from lockstep.domain.listing import ListQuery, SortOrder, check_paging, parse_filters
+from lockstep.domain.phases import Phase
 from lockstep.store.workloads import FILTER_FIELDS, SORT_FIELDS
 
 router = APIRouter(prefix="/api/v1/workloads", tags=["workloads"])
@@ -53,7 +53,7 @@ def _query(
 
 
 @router.get("")
-def get_workloads(
+async def get_workloads(
     caller: CallerDep,
     services: ServicesDep,
     filter_by: FilterBy = None,
@@ -65,15 +65,15 @@ def get_workloads(
     deleted: Deleted = None,
 ) -> Response:
     query = _query(filter_by, sort_by, sort_order, offset, limit, search, deleted)
-    result = services.workloads.page(caller, query)
-    items = [views.workload_item(row) for row in result.items]
+    result = await services.calls.store(services.workloads.page, caller, query)
+    items = [views.workload_item(w) for w in result.items]
     return json_response(
         page(items, key="workloads", offset=query.offset, has_more=result.has_more)
     )
 
 
 @router.get("/count")
-def count_workloads(
+async def count_workloads(
     caller: CallerDep,
     services: ServicesDep,
     filter_by: FilterBy = None,
@@ -81,15 +81,19 @@ def count_workloads(
     deleted: Deleted = None,
 ) -> Response:
     query = _query(filter_by, None, SortOrder.ASC, None, None, search, deleted)
-    return json_response({"count": services.workloads.count(caller, query)})
+    return json_response(
+        {"count": await services.calls.store(services.workloads.count, caller, query)}
+    )
 
 
 @router.get("/{workloadId}")
-def get_workload(workloadId: UUID, caller: CallerDep, services: ServicesDep) -> Response:  # noqa: N803
-    row = services.workloads.get(caller, str(workloadId))
-    item = views.workload_item(row)
-    message = row.workload.phase_message
-    if row.workload.actual_phase.value == "Pending" and message:
+async def get_workload(
+    workload_id: WorkloadId, caller: CallerDep, services: ServicesDep
+) -> Response:
+    workload = await services.calls.store(services.workloads.get, caller, str(workload_id))
+    item = views.workload_item(workload)
+    message = workload.phase_message
+    if workload.actual_phase is Phase.PENDING and message:
         item["pendingSchedulingMessages"] = [
             {"nodePool": "default", "phaseReason": "OverLimit", "reason": message}
         ]
@@ -97,8 +101,8 @@ def get_workload(workloadId: UUID, caller: CallerDep, services: ServicesDep) -> 
 
 
 @router.get("/{workloadId}/pods")
-def get_workload_pods(
-    workloadId: UUID,  # noqa: N803
+async def get_workload_pods(
+    workload_id: WorkloadId,
     caller: CallerDep,
     services: ServicesDep,
     deleted: Deleted = None,
@@ -107,17 +111,19 @@ def get_workload_pods(
     search: Search = None,
 ) -> Response:
     start, size = check_paging(offset, limit)
-    row, pods = services.workloads.pods(caller, str(workloadId), deleted=bool(deleted))
+    workload, pods = await services.calls.store(
+        services.workloads.pods, caller, str(workload_id), deleted=bool(deleted)
+    )
     if search:
         pods = [p for p in pods if search in p.name]
     chosen = pods[start : start + size]
-    items = [views.pod_item(p, row) for p in chosen]
+    items = [views.pod_item(p, workload) for p in chosen]
     return json_response(page(items, key="pods", offset=start, has_more=start + size < len(pods)))
 
 
 @router.get("/{workloadId}/events")
-def get_workload_events(
-    workloadId: UUID,  # noqa: N803
+async def get_workload_events(
+    workload_id: WorkloadId,
     caller: CallerDep,
     services: ServicesDep,
     offset: Offset = None,
@@ -125,22 +131,29 @@ def get_workload_events(
     sort_order: Annotated[SortOrder, Query(alias="sortOrder")] = SortOrder.DESC,
 ) -> Response:
     start, size = check_paging(offset, limit)
-    row, events = services.workloads.events(
-        caller, str(workloadId), offset=start, limit=size + 1, order=sort_order
+    workload, events = await services.calls.store(
+        services.workloads.events,
+        caller,
+        str(workload_id),
+        offset=start,
+        limit=size + 1,
+        order=sort_order,
     )
-    items = [views.event_item(e, row) for e in events[:size]]
+    items = [views.event_item(e, workload) for e in events[:size]]
     return json_response(page(items, key="events", offset=start, has_more=len(events) > size))
 
 
 @router.get("/{workloadId}/history")
-def get_workload_history(
-    workloadId: UUID,  # noqa: N803
+async def get_workload_history(
+    workload_id: WorkloadId,
     caller: CallerDep,
     services: ServicesDep,
     offset: Offset = None,
     limit: Limit = None,
 ) -> Response:
     start, size = check_paging(offset, limit)
-    row, records = services.workloads.history(caller, str(workloadId), offset=start, limit=size + 1)
-    items = [views.history_item(r, row) for r in records[:size]]
+    workload, records = await services.calls.store(
+        services.workloads.history, caller, str(workload_id), offset=start, limit=size + 1
+    )
+    items = [views.history_item(r, workload) for r in records[:size]]
     return json_response(page(items, key="records", offset=start, has_more=len(records) > size))

@@ -133,7 +133,9 @@ def upgrade() -> None:
         sa.PrimaryKeyConstraint("id", name=op.f("pk_workloads")),
     )
     with op.batch_alter_table("workloads", schema=None) as batch_op:
-        batch_op.create_index("ix_workloads_actual_phase", ["actual_phase"], unique=False)
+        batch_op.create_index(
+            "ix_workloads_queue", ["actual_phase", "parked", "created_at"], unique=False
+        )
         batch_op.create_index("ix_workloads_created_at", ["created_at"], unique=False)
         batch_op.create_index(
             "uq_workloads_live_name",
@@ -223,7 +225,7 @@ def downgrade() -> None:
             postgresql_where=sa.text("deleted_at IS NULL"),
         )
         batch_op.drop_index("ix_workloads_created_at")
-        batch_op.drop_index("ix_workloads_actual_phase")
+        batch_op.drop_index("ix_workloads_queue")
 
     op.drop_table("workloads")
     op.drop_table("projects")

@@ -1,0 +1,201 @@
+"""Where the reconciler and the local runtime run: in this process, on a thread, or in a
+child process of their own (`lockstep serve`).
+
+In a child process they get a core of their own instead of contending with the API for the
+interpreter lock. The API tells the child which workloads changed through a pipe; the child
+exits when the pipe closes, and the API restarts it if it dies. Pods outlive both: a restarted
+reconciler re-adopts them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import subprocess
+import sys
+import threading
+import time
+from typing import Protocol
+
+from lockstep.config import Settings
+from lockstep.domain.clock import Clock
+from lockstep.reconciler.loop import Reconciler, ReconcilerSettings
+from lockstep.reconciler.queue import WorkQueue
+from lockstep.runtimes.base import Runtime
+from lockstep.runtimes.local.runtime import LocalRuntime
+from lockstep.store.database import Database
+
+log = logging.getLogger(__name__)
+
+NOTIFY_FD = "LOCKSTEP_NOTIFY_FD"
+RESTART_DELAY_SECONDS = 1.0
+
+
+class Controller(Protocol):
+    def start(self) -> None: ...
+
+    def notify(self, workload_id: str) -> None:
+        """The workload changed in the store: reconcile it soon."""
+        ...
+
+    def stop(self) -> None: ...
+
+
+class ThreadController:
+    """The reconciler on a thread of this process, driving `runtime` (the local one unless
+    another is given)."""
+
+    def __init__(
+        self,
+        database: Database,
+        settings: Settings,
+        *,
+        clock: Clock,
+        runtime: Runtime | None = None,
+    ) -> None:
+        self.queue = WorkQueue()
+        self.runtime = runtime or LocalRuntime(settings.runtime_dir, on_change=self.queue.add)
+        self.reconciler = Reconciler(
+            database,
+            self.runtime,
+            clock=clock,
+            queue=self.queue,
+            settings=ReconcilerSettings(resync_seconds=settings.resync_seconds),
+        )
+
+    def start(self) -> None:
+        self.reconciler.start()
+
+    def notify(self, workload_id: str) -> None:
+        self.queue.add(workload_id)
+
+    def stop(self) -> None:
+        self.reconciler.stop()
+        self.runtime.close()
+
+
+class ProcessController:
+    """The reconciler and the local runtime in a supervised child process."""
+
+    def __init__(self, settings: Settings) -> None:
+        self._settings = settings
+        self._process: subprocess.Popen[bytes] | None = None
+        self._pipe: int | None = None
+        self._lock = threading.Lock()
+        self._stopping = False
+        self._supervisor: threading.Thread | None = None
+
+    def start(self) -> None:
+        self._spawn()
+        self._supervisor = threading.Thread(
+            target=self._supervise, name="lockstep-reconciler-supervisor", daemon=True
+        )
+        self._supervisor.start()
+
+    def _spawn(self) -> None:
+        read_end, write_end = os.pipe()
+        os.set_blocking(write_end, False)
+        env = {
+            key: value
+            for key, value in os.environ.items()
+            if not key.startswith("LOCKSTEP_BOOTSTRAP_")
+        }
+        env |= {
+            "LOCKSTEP_DATA_DIR": str(self._settings.data_dir),
+            "LOCKSTEP_DATABASE_URL": self._settings.resolved_database_url,
+            "LOCKSTEP_RESYNC_SECONDS": str(self._settings.resync_seconds),
+            "LOCKSTEP_LOG_LEVEL": self._settings.log_level,
+            "LOCKSTEP_LOG_FORMAT": self._settings.log_format.value,
+            NOTIFY_FD: str(read_end),
+        }
+        process = subprocess.Popen(
+            [sys.executable, "-m", "lockstep.reconciler.controller"],
+            env=env,
+            pass_fds=[read_end],
+            stdin=subprocess.DEVNULL,
+        )
+        os.close(read_end)
+        with self._lock:
+            self._process, self._pipe = process, write_end
+
+    def _supervise(self) -> None:
+        while True:
+            process = self._process
+            assert process is not None
+            code = process.wait()
+            if self._stopping:
+                return
+            log.error("the reconciler process exited with %s; restarting it", code)
+            with self._lock:
+                if self._pipe is not None:
+                    os.close(self._pipe)
+                    self._pipe = None
+            time.sleep(RESTART_DELAY_SECONDS)
+            if self._stopping:
+                return
+            self._spawn()
+
+    def notify(self, workload_id: str) -> None:
+        with self._lock:
+            if self._pipe is None:
+                return  # restarting: the new process reconciles everything live
+            try:
+                os.write(self._pipe, workload_id.encode() + b"\n")
+            except BlockingIOError:
+                log.warning("the reconciler is behind; %s waits for its next resync", workload_id)
+            except BrokenPipeError:
+                pass  # it is being restarted
+
+    def stop(self) -> None:
+        self._stopping = True
+        with self._lock:
+            if self._pipe is not None:
+                os.close(self._pipe)
+                self._pipe = None
+        process = self._process
+        if process is None:
+            return
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _serve_notifications(descriptor: int, queue: WorkQueue) -> None:
+    """Feed workload ids from the API into the queue; close the queue when the API is gone."""
+    with os.fdopen(descriptor, "rb") as pipe:
+        for line in pipe:
+            workload_id = line.strip().decode()
+            if workload_id:
+                queue.add(workload_id)
+    queue.close()
+
+
+def main() -> None:
+    """The child process: the reconciler and the local runtime until the API goes away."""
+    from lockstep.domain.clock import utc_now
+    from lockstep.logs import configure_logging
+    from lockstep.tuning import tune_garbage_collection
+
+    settings = Settings()
+    configure_logging(settings)
+    database = Database(settings.resolved_database_url)
+    controller = ThreadController(database, settings, clock=utc_now)
+    reader = threading.Thread(
+        target=_serve_notifications,
+        args=(int(os.environ[NOTIFY_FD]), controller.queue),
+        name="lockstep-notifications",
+        daemon=True,
+    )
+    reader.start()
+    tune_garbage_collection()
+    controller.reconciler.run()
+    controller.runtime.close()
+    with contextlib.suppress(Exception):
+        database.dispose()
+
+
+if __name__ == "__main__":
+    main()
