@@ -89,7 +89,7 @@ class Server:
             method,
             self.url + path,
             json=body,
-            headers={"Authorization": f"Bearer {self.token}"},
+            headers={"Authorization": f"Bearer {self.token}"} if self.token else {},
             timeout=30,
         )
         response.raise_for_status()

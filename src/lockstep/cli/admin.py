@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from lockstep.domain.identity import Role, ScopeType
+
 if TYPE_CHECKING:
     from lockstep.assembly import Core
 
@@ -48,6 +50,13 @@ def _scope(text: str) -> tuple[str, str]:
     return kind, identifier
 
 
+def _role(text: str) -> Role:
+    try:
+        return Role(text)
+    except ValueError as error:
+        raise typer.BadParameter(f"the role must be {ROLES}") from error
+
+
 def _print(data: object) -> None:
     typer.echo(json.dumps(data, indent=2, default=str))
 
@@ -63,15 +72,14 @@ def create_application(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Create an application (service account) and print its secret, shown only once."""
-    from lockstep.domain.identity import Role, ScopeType
-
     scope_type, scope_id = _scope(scope)
+    granted = None if role is None else _role(role)
     with _core(data_dir, database_url) as core:
         application, secret = core.identity.create_application(name)
         result: dict[str, object] = {"clientId": application.client_id, "clientSecret": secret}
-        if role is not None:
+        if granted is not None:
             rule = core.identity.grant(
-                client_id=name, role=Role(role), scope_type=ScopeType(scope_type), scope_id=scope_id
+                client_id=name, role=granted, scope_type=ScopeType(scope_type), scope_id=scope_id
             )
             result["accessRuleId"] = rule.id
         _print(result)
@@ -88,13 +96,8 @@ def grant(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Add an access rule: the application holds the role in the scope."""
-    from lockstep.domain.identity import Role, ScopeType
-
     scope_type, scope_id = _scope(scope)
-    try:
-        role_value = Role(role)
-    except ValueError as error:
-        raise typer.BadParameter(f"the role must be {ROLES}") from error
+    role_value = _role(role)
     with _core(data_dir, database_url) as core:
         rule = core.identity.grant(
             client_id=client_id,

@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 DEFAULT_GRACE_SECONDS = 30.0
 WAITING_TO_SCHEDULE = "waiting to be scheduled"
 SCHEDULE_BATCH = 256
-PLAN_CACHE_SIZE = 10_000
+PLAN_CACHE_SIZE = 2048
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,7 +108,10 @@ class Reconciler:
 
     def recover(self) -> None:
         """On start: every live workload is looked at, and the runtime's pods of workloads
-        the store no longer holds (or holds as deleted) are stopped and removed."""
+        the store no longer holds (or holds as deleted) are stopped and removed. Parked
+        workloads are queued again: the machine may have changed since they were parked."""
+        with self._db.write(durable=False) as unit:
+            unit.workloads.unpark_all()
         live = set(self._ids_to_reconcile())
         for workload_id in sorted(self._runtime.workload_ids() - live):
             with self._db.read() as unit:

@@ -543,4 +543,5 @@ class WorkloadRepository:
         return [_workload(r) for r in self._db.execute(query).all()]
 
     def unpark_all(self) -> None:
+        """Put every parked workload back in the scheduler's queue."""
         self._db.execute(update(workloads).where(workloads.c.parked).values(parked=False))
