@@ -146,7 +146,8 @@ def main() -> None:
             time.sleep(0.2)
         api = _rss(running.process.pid)
         pid = running.process.pid
-        children = [int(p) for p in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+        tasks = Path(f"/proc/{pid}/task").glob("*/children")
+        children = [int(child) for task in tasks for child in task.read_text().split()]
         reconciler = _rss(children[0]) if children else (0, 0)
     record = {
         "workloads": options.workloads,

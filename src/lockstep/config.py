@@ -5,6 +5,7 @@ Instantiated by the entry point (or a test), never at import time.
 
 from __future__ import annotations
 
+import os
 from enum import StrEnum
 from pathlib import Path
 
@@ -14,8 +15,6 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 def default_data_dir() -> Path:
     """`$XDG_DATA_HOME/lockstep`, or `~/.local/share/lockstep`."""
-    import os
-
     base = os.environ.get("XDG_DATA_HOME")
     return (Path(base) if base else Path.home() / ".local" / "share") / "lockstep"
 

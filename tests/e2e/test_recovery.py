@@ -4,6 +4,7 @@ left running once a workload is deleted."""
 
 from __future__ import annotations
 
+import os
 import signal
 import sys
 from pathlib import Path
@@ -119,11 +120,7 @@ def test_nothing_is_left_running_after_delete(live_server: LiveServer, tmp_path:
     assert all(list(marked_processes(uid)) for uid in uids)
 
     assert api.delete(f"/api/v1/workloads/distributed/{workload_id}").status_code == 202
-    poll(
-        lambda: True if api.get(f"/api/v1/workloads/{workload_id}").status_code == 404 else None,
-        timeout=60,
-        what="the deletion",
-    )
+    api.wait_gone(workload_id)
     assert [pid for uid in uids for pid in marked_processes(uid)] == []
     assert not (live_server.data_dir / "runtime" / "local" / workload_id).exists()
 
@@ -150,8 +147,34 @@ def test_pods_of_a_workload_deleted_while_lockstep_was_down_are_stopped(
         timeout=60,
         what="the pods to be stopped",
     )
-    poll(
-        lambda: True if api.get(f"/api/v1/workloads/{workload_id}").status_code == 404 else None,
-        timeout=60,
-        what="the deletion",
+    api.wait_gone(workload_id)
+
+
+def test_a_killed_reconciler_process_is_restarted_and_adopts_the_pods(
+    live_server: LiveServer, tmp_path: Path
+) -> None:
+    api = live_server.api()
+    workload_id = api.create(held(api.cluster_id(), tmp_path, "survivor"))["workloadId"]
+    api.wait_for(workload_id, {"Running"})
+    assert live_server.process is not None
+    server_pid = live_server.process.pid
+
+    def reconciler_pid() -> int | None:
+        """The server's child process (whichever of its threads started it)."""
+        tasks = Path(f"/proc/{server_pid}/task").glob("*/children")
+        children = [int(pid) for task in tasks for pid in task.read_text().split()]
+        return children[0] if children else None
+
+    first = poll(reconciler_pid, timeout=10, what="the reconciler process")
+    os.kill(first, signal.SIGKILL)
+    second = poll(
+        lambda: pid if (pid := reconciler_pid()) not in {None, first} else None,
+        timeout=30,
+        what="a new reconciler process",
     )
+    assert second != first
+    release(tmp_path, "survivor-worker-0", 0)
+    release(tmp_path, "survivor-master-0", 0)
+    assert api.wait_for(workload_id, {"Completed", "Failed"})["phase"] == "Completed"
+    later = api.create(distributed(api.cluster_id(), name="after-restart", workers=1))
+    assert api.wait_for(later["workloadId"], {"Completed", "Failed"})["phase"] == "Completed"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import uuid
 
-from tests.support.api import Api, poll
+from tests.support.api import Api
 from tests.support.contract import assert_conforms
 from tests.support.requests import distributed, sleeping
 
@@ -54,15 +54,7 @@ def test_distributed_lifecycle_responses_conform(api: Api) -> None:
     deleted = api.delete(f"/api/v1/workloads/distributed/{workload_id}")
     assert deleted.status_code == 202
     assert_conforms(deleted, DISTRIBUTED)
-    poll(
-        lambda: (
-            True
-            if api.get(f"/api/v1/workloads/distributed/{workload_id}").status_code == 404
-            else None
-        ),
-        timeout=60,
-        what="the workload to be gone",
-    )
+    api.wait_gone(workload_id)
     listed = api.get("/api/v1/workloads", params={"deleted": "true"})
     assert assert_conforms(listed, "/api/v1/workloads")["workloads"][0]["deletedAt"]
 

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from lockstep.schemas.distributed import DistributedWorkload
 from tests.support.api import Api, poll
 from tests.support.contract import assert_conforms
 
@@ -51,6 +52,8 @@ def test_example_request_is_accepted_and_read_back_unchanged(api: Api) -> None:
     for key in ("spec", "masterSpecSameAsWorker", "masterSpec"):
         assert got[key] == _as_sent(request[key]), key
     assert got["spec"]["compute"]["extendedResources"][0]["quantity"] == "2"
+    parsed = DistributedWorkload.model_validate_json(fetched.content)  # lockstep's own model
+    assert parsed.master_spec is not None and parsed.master_spec.to_wire() == got["masterSpec"]
     assert got["projectId"] == "1"
     assert got["clusterId"] == request["clusterId"]
 

@@ -18,18 +18,6 @@ def phases_of(api: Api, workload_id: str) -> list[str]:
     ]
 
 
-def gone(api: Api, workload_id: str) -> None:
-    poll(
-        lambda: (
-            True
-            if api.get(f"/api/v1/workloads/distributed/{workload_id}").status_code == 404
-            else None
-        ),
-        timeout=60,
-        what=f"workload {workload_id} to be deleted",
-    )
-
-
 def test_create_returns_the_stored_workload(api: Api) -> None:
     created = api.create(distributed(api.cluster_id(), name="first"))
     assert created["name"] == created["requestedName"] == "first"
@@ -65,7 +53,7 @@ def test_live_name_conflicts_until_deleted(api: Api) -> None:
         "message": "a workload named 'unique' already exists in project 1",
     }
     assert api.delete(f"/api/v1/workloads/distributed/{first['workloadId']}").status_code == 202
-    gone(api, first["workloadId"])
+    api.wait_gone(first["workloadId"])
     reused = api.create(distributed(api.cluster_id(), name="unique"))
     assert reused["workloadId"] != first["workloadId"]
 
@@ -81,7 +69,7 @@ def test_delete_stops_pods_then_workload_is_gone_and_listed_as_deleted(api: Api)
     second = api.delete(f"/api/v1/workloads/distributed/{workload_id}")
     assert first.status_code == second.status_code == 202
     assert first.json() == {"code": 202, "message": "Request has been accepted."}
-    gone(api, workload_id)
+    api.wait_gone(workload_id)
     assert api.get(f"/api/v1/workloads/{workload_id}").status_code == 404
     assert api.delete(f"/api/v1/workloads/distributed/{workload_id}").status_code == 202
 

@@ -62,6 +62,15 @@ class Api:
         item: dict[str, Any] = response.json()
         return item
 
+    def wait_gone(self, workload_id: str, *, timeout: float = 60.0) -> None:
+        """Poll until the workload is deleted (GET answers 404); fail at the deadline."""
+
+        def gone() -> bool | None:
+            response = self.get(f"/api/v1/workloads/distributed/{workload_id}")
+            return True if response.status_code == 404 else None
+
+        poll(gone, timeout=timeout, what=f"workload {workload_id} to be deleted")
+
     def wait_for(
         self,
         workload_id: str,

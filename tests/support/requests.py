@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -40,7 +41,7 @@ def distributed(
 
 def python(code: str) -> str:
     """`args` that run `code` with this interpreter's `-c`, quoted for shell-style splitting."""
-    return "-c " + repr(code).replace("\\\\", "\\")
+    return "-c " + shlex.quote(code)
 
 
 def sleeping(cluster_id: str, seconds: float = 600, **kwargs: Any) -> dict[str, Any]:

@@ -202,7 +202,7 @@ def list_projects(data_dir: DataDir = None, database_url: DatabaseUrl = None) ->
     from lockstep.auth.tokens import OPERATOR
 
     with _core(data_dir, database_url) as core:
-        projects, _ = core.organization.projects(OPERATOR)
+        projects = core.organization.projects(OPERATOR)
         _print(
             [
                 {

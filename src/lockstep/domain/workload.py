@@ -68,10 +68,6 @@ class PodPhase(StrEnum):
     FAILED = "Failed"
     UNKNOWN = "Unknown"
 
-    @property
-    def is_finished(self) -> bool:
-        return self in {PodPhase.SUCCEEDED, PodPhase.FAILED}
-
 
 @dataclass(frozen=True, slots=True)
 class Pod:

@@ -1,5 +1,6 @@
-"""The reconcile loop: a thread that takes workload ids from a queue and, for each, compares
-desired with observed and acts through the runtime, then runs one scheduling cycle.
+"""The reconcile loop: takes workload ids from a queue and, for each, compares desired with
+observed and acts through the runtime, then runs one scheduling cycle. It runs on a thread of
+the API server or as the main loop of the reconciler process (see controller.py).
 
 Level-triggered: a pass looks only at the stored workload and the runtime's view, never at
 what triggered it, so a missed or repeated wake-up is harmless. Every pass of a workload ends
@@ -66,13 +67,8 @@ class Reconciler:
         self._thread: threading.Thread | None = None
         self._schedule_needed = True
         self._plans: dict[str, ReplicaPlan] = {}
-        self.passes = 0
 
     # --- lifecycle ------------------------------------------------------------------------
-
-    def notify(self, workload_id: str) -> None:
-        """Reconcile this workload soon (thread-safe)."""
-        self._queue.add(workload_id)
 
     def start(self) -> None:
         """Run on a thread of its own (see `run`)."""
@@ -162,7 +158,6 @@ class Reconciler:
             except Exception:
                 log.exception("the scheduling cycle failed; retrying")
                 self._schedule_needed = True
-        self.passes += 1
 
     def reconcile(self, workload: Workload) -> tuple[Workload, WorkloadUpdate] | None:
         """Act on one workload through the runtime; return what to write about it, if anything."""

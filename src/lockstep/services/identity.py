@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from lockstep.auth.credentials import generate_secret, hash_secret, verify_secret
 from lockstep.auth.tokens import IssuedToken, Principal, TokenAuthority
 from lockstep.domain.clock import Clock
-from lockstep.domain.errors import Conflict, InvalidRequest, NotFound, Unauthenticated
+from lockstep.domain.errors import InvalidRequest, NotFound, Unauthenticated
 from lockstep.domain.identity import AccessRule, Application, Role, ScopeType, SubjectType
 from lockstep.schemas.tokens import GrantType, TokenRequest
 from lockstep.store.database import Database, UnitOfWork
@@ -159,6 +159,3 @@ def _checked_scope(unit: UnitOfWork, scope_type: ScopeType, scope_id: str) -> st
     if found is None:
         raise NotFound(f"no {scope_type.value} has the id {scope_id!r}")
     return scope_id
-
-
-__all__ = ["BootstrapResult", "Conflict", "IdentityService"]

@@ -60,7 +60,7 @@ class OrganizationService:
         sort_by: str | None = None,
         order: SortOrder = SortOrder.ASC,
         search: str | None = None,
-    ) -> tuple[list[Project], dict[str, Department]]:
+    ) -> list[Project]:
         with self._db.read() as unit:
             visible = _visible(unit, caller)
             departments = {d.id: d for d in unit.organization.departments()}
@@ -73,7 +73,7 @@ class OrganizationService:
         if sort_by is not None:
             key = PROJECT_FIELDS[sort_by]
             found.sort(key=lambda p: str(key(p, departments)), reverse=order is SortOrder.DESC)
-        return found, departments
+        return found
 
     def project(self, caller: Principal, project_id: str) -> Project:
         with self._db.read() as unit:
@@ -122,10 +122,9 @@ class OrganizationService:
         filters: Sequence[Filter] = (),
         sort_by: str | None = None,
         order: SortOrder = SortOrder.ASC,
-    ) -> tuple[list[Department], list[Project]]:
+    ) -> list[Department]:
         with self._db.read() as unit:
             visible = _visible(unit, caller)
-            projects = unit.organization.projects()
         found = [
             d
             for d in visible.departments
@@ -134,9 +133,9 @@ class OrganizationService:
         if sort_by is not None:
             key = DEPARTMENT_FIELDS[sort_by]
             found.sort(key=lambda d: str(key(d)), reverse=order is SortOrder.DESC)
-        return found, projects
+        return found
 
-    def department(self, caller: Principal, department_id: str) -> tuple[Department, list[Project]]:
+    def department(self, caller: Principal, department_id: str) -> Department:
         with self._db.read() as unit:
             department = unit.organization.department(department_id)
             if department is None:
@@ -146,7 +145,7 @@ class OrganizationService:
                 access_of(unit, caller).check(
                     Action.READ, Resource.DEPARTMENTS, Scope(department.cluster_id, department.id)
                 )
-            return department, unit.organization.projects()
+            return department
 
     def create_department(
         self, caller: Principal, request: DepartmentCreationRequest

@@ -473,45 +473,41 @@ class WorkloadRepository:
         return [_event(r) for r in self._db.execute(query).all()]
 
     def history(self, workload_id: str, *, offset: int, limit: int) -> list[PhaseChange | Event]:
-        """Phase changes and events of a workload, oldest first."""
+        """Phase changes and events of a workload, oldest first (a phase change before an
+        event of the same moment, phase changes in the order they were recorded)."""
         phase_rows = select(
             literal_column("'PhaseUpdate'").label("kind"),
-            phase_changes.c.id.cast(String).label("key"),
             phase_changes.c.created_at,
-            phase_changes.c.phase.label("a"),
-            phase_changes.c.message.label("b"),
+            phase_changes.c.id.label("sequence"),
+            literal_column("NULL").label("event_id"),
+            phase_changes.c.phase,
+            phase_changes.c.message,
         ).where(phase_changes.c.workload_id == workload_id)
         event_rows = select(
             literal_column("'Event'").label("kind"),
-            events.c.id.label("key"),
             events.c.created_at,
-            events.c.type.label("a"),
-            events.c.id.label("b"),
+            literal_column("0").label("sequence"),
+            events.c.id.label("event_id"),
+            literal_column("NULL").label("phase"),
+            literal_column("NULL").label("message"),
         ).where(events.c.workload_id == workload_id)
         merged = union_all(phase_rows, event_rows).subquery()
         query = (
             select(merged)
-            .order_by(merged.c.created_at, merged.c.kind.desc(), merged.c.key)
+            .order_by(
+                merged.c.created_at, merged.c.kind.desc(), merged.c.sequence, merged.c.event_id
+            )
             .offset(offset)
             .limit(limit)
         )
         rows = self._db.execute(query).all()
-        event_ids = [r.key for r in rows if r.kind == "Event"]
-        by_id = {
-            e.id: e
-            for e in (
-                [
-                    _event(r)
-                    for r in self._db.execute(select(events).where(events.c.id.in_(event_ids)))
-                ]
-                if event_ids
-                else []
-            )
-        }
+        event_ids = [r.event_id for r in rows if r.kind == "Event"]
+        found = self._db.execute(select(events).where(events.c.id.in_(event_ids))).all()
+        by_id = {event.id: event for event in map(_event, found)}
         return [
-            PhaseChange(workload_id, r.created_at, Phase(r.a), r.b)
+            PhaseChange(workload_id, r.created_at, Phase(r.phase), r.message)
             if r.kind == "PhaseUpdate"
-            else by_id[r.key]
+            else by_id[r.event_id]
             for r in rows
         ]
 

@@ -43,7 +43,7 @@ async def get_projects(
 ) -> Response:
     fields = frozenset(PROJECT_FIELDS)
     start, size = check_paging(offset, limit)
-    projects, _ = await services.calls.store(
+    projects = await services.calls.store(
         services.organization.projects,
         caller,
         filters=parse_filters(filter_by or [], allowed=fields),
@@ -82,7 +82,7 @@ async def get_departments(
 ) -> Response:
     fields = frozenset(DEPARTMENT_FIELDS)
     start, size = check_paging(offset, limit)
-    departments, _ = await services.calls.store(
+    departments = await services.calls.store(
         services.organization.departments,
         caller,
         filters=parse_filters(filter_by or [], allowed=fields),
@@ -108,9 +108,7 @@ async def create_department(caller: CallerDep, services: ServicesDep, body: Body
 async def get_department(
     department_id: DepartmentId, caller: CallerDep, services: ServicesDep
 ) -> Response:
-    department, _ = await services.calls.store(
-        services.organization.department, caller, department_id
-    )
+    department = await services.calls.store(services.organization.department, caller, department_id)
     return json_response(views.department(department))
 
 

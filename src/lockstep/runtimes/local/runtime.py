@@ -166,9 +166,6 @@ class LocalRuntime:
     def capacity(self) -> Capacity:
         return self._capacity
 
-    def log_path(self, workload_id: str, pod_name: str) -> Path:
-        return self._files(workload_id, pod_name).log
-
     def close(self) -> None:
         self._watcher.close()
 
