@@ -21,12 +21,20 @@ log = logging.getLogger(__name__)
 
 Waiter = Callable[[BaseException | None], None]
 CHECKPOINT_BYTES = 16 * 1024 * 1024
+RETRY_SECONDS = 0.5
 
 
 class WalSyncer:
-    def __init__(self, wal: Path, *, checkpoint: Callable[[], None]) -> None:
+    def __init__(
+        self,
+        wal: Path,
+        *,
+        checkpoint: Callable[[], None],
+        sync: Callable[[Path], None] | None = None,
+    ) -> None:
         self._wal = wal
         self._checkpoint = checkpoint
+        self._sync = sync or fsync_file
         self._condition = threading.Condition()
         self._committed = 0
         self._synced = 0
@@ -67,7 +75,7 @@ class WalSyncer:
                 target = self._committed
             failure = None
             try:
-                self._fsync()
+                self._sync(self._wal)
             except OSError as error:
                 log.exception("fsync of the write-ahead log failed")
                 failure = error
@@ -80,6 +88,9 @@ class WalSyncer:
                 self._waiters = [w for w in self._waiters if w[0] > target]
             for _, waiter in ready:
                 waiter(failure)
+            if failure is not None:
+                with self._condition:
+                    self._condition.wait(RETRY_SECONDS)  # do not spin on a failing disk
         for _, waiter in ready:
             waiter(failure)
 
@@ -94,18 +105,20 @@ class WalSyncer:
             except Exception:
                 log.exception("checkpointing the write-ahead log failed; will retry")
 
-    def _fsync(self) -> None:
-        try:
-            descriptor = os.open(self._wal, os.O_RDONLY)
-        except FileNotFoundError:
-            return  # the log was checkpointed away: everything is in the database file
-        try:
-            os.fsync(descriptor)
-        finally:
-            os.close(descriptor)
-
     def close(self) -> None:
         with self._condition:
             self._closed = True
             self._condition.notify()
         self._thread.join(timeout=10)
+
+
+def fsync_file(path: Path) -> None:
+    """Flush a file to disk; a missing log means everything is in the database file."""
+    try:
+        descriptor = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return
+    try:
+        os.fsync(descriptor)
+    finally:
+        os.close(descriptor)
