@@ -49,6 +49,7 @@ def make_settings(data_dir: Path, database_url: str) -> Settings:
         database_url=database_url,
         bootstrap_client_id=ADMIN_ID,
         bootstrap_client_secret=ADMIN_SECRET,
+        restart_backoff_seconds=0.2,
     )
 
 

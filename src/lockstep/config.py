@@ -36,6 +36,8 @@ class Settings(BaseSettings):
     bootstrap_client_secret: SecretStr | None = None
     token_ttl_seconds: int = Field(default=3600, ge=60)
     resync_seconds: float = Field(default=30.0, gt=0)
+    restart_backoff_seconds: float = Field(default=10.0, ge=0)
+    """The wait before a failed gang's first restart; it doubles with each restart."""
     log_level: str = "info"
     log_format: LogFormat = LogFormat.AUTO
 

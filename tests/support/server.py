@@ -31,11 +31,14 @@ class LiveServer:
         *,
         cwd: Path | None = None,
         bootstrap_credentials: bool = True,
+        settings: dict[str, str] | None = None,
     ) -> None:
+        """`settings`: more LOCKSTEP_* variables (name without the prefix → value)."""
         self.data_dir = data_dir
         self.database_url = database_url
         self.cwd = cwd
         self.bootstrap_credentials = bootstrap_credentials
+        self.settings = {"RESTART_BACKOFF_SECONDS": "0.2", **(settings or {})}
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None
@@ -49,6 +52,7 @@ class LiveServer:
             "LOCKSTEP_HOST": "127.0.0.1",
             "LOCKSTEP_PORT": str(self.port),
             "LOCKSTEP_LOG_FORMAT": "text",
+            **{f"LOCKSTEP_{name}": value for name, value in self.settings.items()},
         }
         if self.bootstrap_credentials:
             env["LOCKSTEP_BOOTSTRAP_CLIENT_ID"] = ADMIN_ID

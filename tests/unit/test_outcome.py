@@ -1,9 +1,11 @@
 """What a workload's pods mean for the workload (reconciler/outcome.py): success of the
-leader (or, for JAX, of every worker), failure under restartPolicy Never, restarts until the
-backoff limit, and Initializing versus Running."""
+leader (or, for JAX, of every worker), failure under restartPolicy Never, restarts of the whole
+gang until the backoff limit, and Initializing versus Running."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -11,7 +13,7 @@ import pytest
 from lockstep.domain.phases import Phase
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.workload import PodPhase
-from lockstep.reconciler.outcome import Outcome, outcome
+from lockstep.reconciler.outcome import Outcome, gang_restarts, outcome, restart_backoff
 from lockstep.runtimes.base import PodStatus
 from tests.unit.specs import plan_of
 
@@ -56,6 +58,9 @@ def pods(
             )
         )
     return statuses
+
+
+AT = datetime(2026, 11, 30, tzinfo=UTC)
 
 
 def plan(framework: str = "PyTorch", workers: int = 2, **spec: Any) -> ReplicaPlan:
@@ -113,10 +118,9 @@ def test_jax_with_a_missing_pod_is_not_complete() -> None:
 def test_a_failed_pod_fails_the_workload_when_restart_policy_is_never(framework: str) -> None:
     the_plan = plan(framework, restartPolicy="Never")
     result = outcome(the_plan, pods(the_plan, [R, F, R], messages={1: "exited with code 1"}))
-    assert result == Outcome(
-        Phase.FAILED, f"pod {the_plan.replicas[1].pod_name} exited with code 1"
-    )
-    assert result.restart == ()
+    failed = the_plan.replicas[1].pod_name
+    assert result == Outcome(Phase.FAILED, f"pod {failed} exited with code 1", failed_pod=failed)
+    assert not result.restart
 
 
 def test_default_never_policy_of_tf_fails_on_first_failure() -> None:
@@ -129,30 +133,41 @@ def test_failure_message_without_a_pod_message_has_no_trailing_space() -> None:
     assert outcome(the_plan, pods(the_plan, [F, R, R])).message == "pod job-master-0"
 
 
-def test_the_first_failed_pod_observed_is_named() -> None:
+def test_the_first_pod_to_fail_is_named() -> None:
     the_plan = plan(restartPolicy="Never")
-    result = outcome(the_plan, pods(the_plan, [R, F, F], messages={1: "one", 2: "two"}))
-    assert result.message == "pod job-worker-0 one"
+    statuses = pods(the_plan, [R, F, F], messages={1: "one", 2: "two"})
+    statuses[1] = replace(statuses[1], finished_at=AT + timedelta(seconds=2))
+    statuses[2] = replace(statuses[2], finished_at=AT + timedelta(seconds=1))
+    result = outcome(the_plan, statuses)
+    assert result.message == "pod job-worker-1 two"
+    assert result.failed_pod == "job-worker-1"
+
+
+def test_pods_stopped_by_lockstep_are_not_failures() -> None:
+    the_plan = plan(restartPolicy="Never")
+    statuses = pods(the_plan, [R, F, R])
+    statuses[1] = replace(statuses[1], stopped=True)
+    result = outcome(the_plan, statuses)
+    assert result.phase is not Phase.FAILED
+    assert result.failed_pod is None
+    assert not result.restart
 
 
 @pytest.mark.parametrize("policy", ["OnFailure", "Always"])
-def test_a_failed_pod_is_restarted_under_a_restarting_policy(policy: str) -> None:
+def test_a_failed_pod_restarts_the_whole_gang_under_a_restarting_policy(policy: str) -> None:
     the_plan = plan(restartPolicy=policy)
     result = outcome(the_plan, pods(the_plan, [R, F, R], messages={1: "exited with code 3"}))
-    assert result.phase is Phase.RUNNING
-    assert result.restart == ("job-worker-0",)
-    assert result.message == "pod job-worker-0 exited with code 3"
+    assert result == Outcome(
+        Phase.DEGRADED,
+        "restarting every pod after pod job-worker-0 exited with code 3 (restart 1 of 6)",
+        failed_pod="job-worker-0",
+        restart=True,
+    )
 
 
 def test_pytorch_restarts_by_default() -> None:
     the_plan = plan("PyTorch")
-    assert outcome(the_plan, pods(the_plan, [R, F, R])).restart == ("job-worker-0",)
-
-
-def test_every_failed_pod_is_restarted_together() -> None:
-    the_plan = plan(restartPolicy="OnFailure")
-    result = outcome(the_plan, pods(the_plan, [F, R, F]))
-    assert result.restart == ("job-master-0", "job-worker-1")
+    assert outcome(the_plan, pods(the_plan, [R, F, R])).restart
 
 
 def test_a_pod_that_failed_without_an_exit_code_fails_the_workload() -> None:
@@ -160,43 +175,53 @@ def test_a_pod_that_failed_without_an_exit_code_fails_the_workload() -> None:
     the_plan = plan(restartPolicy="OnFailure")
     result = outcome(the_plan, pods(the_plan, [R, F, R], exit_codes={1: None}))
     assert result.phase is Phase.FAILED
-    assert result.restart == ()
+    assert not result.restart
 
 
 @pytest.mark.parametrize(
-    ("backoff", "previous_restarts", "failed_now", "phase"),
+    ("backoff", "gang_restarts_so_far", "phase"),
     [
-        (6, 0, 1, Phase.RUNNING),
-        (6, 5, 1, Phase.RUNNING),  # the sixth retry is still allowed
-        (6, 6, 1, Phase.FAILED),  # a seventh is not
-        (6, 5, 2, Phase.FAILED),
-        (0, 0, 1, Phase.FAILED),  # no retries at all
-        (1, 0, 1, Phase.RUNNING),
-        (1, 1, 1, Phase.FAILED),
+        (6, 0, Phase.DEGRADED),
+        (6, 5, Phase.DEGRADED),  # the sixth restart is still allowed
+        (6, 6, Phase.FAILED),  # a seventh is not
+        (0, 0, Phase.FAILED),  # no restarts at all
+        (1, 0, Phase.DEGRADED),
+        (1, 1, Phase.FAILED),
     ],
 )
-def test_restarts_until_the_backoff_limit(
-    backoff: int, previous_restarts: int, failed_now: int, phase: Phase
+def test_the_gang_restarts_until_the_backoff_limit(
+    backoff: int, gang_restarts_so_far: int, phase: Phase
 ) -> None:
     the_plan = plan(restartPolicy="OnFailure", backoffLimit=backoff)
-    phases = [R, *([F] * failed_now), *([R] * (2 - failed_now))]
-    # spread the earlier restarts over pods, as the reconciler records them per pod
-    restarts = {0: previous_restarts // 2, 2: previous_restarts - previous_restarts // 2}
-    result = outcome(the_plan, pods(the_plan, phases, restarts=restarts))
+    attempts = dict.fromkeys(range(3), gang_restarts_so_far)
+    result = outcome(the_plan, pods(the_plan, [R, F, R], restarts=attempts))
     assert result.phase is phase
+    assert result.restart is (phase is Phase.DEGRADED)
     if phase is Phase.FAILED:
         assert result.message.endswith(
             f"; the workload has reached the specified backoff limit ({backoff})"
         )
-        assert result.restart == ()
-    else:
-        assert len(result.restart) == failed_now
 
 
 def test_default_backoff_limit_is_six() -> None:
     the_plan = plan(restartPolicy="OnFailure")
-    assert outcome(the_plan, pods(the_plan, [R, F, R], restarts={1: 5})).phase is Phase.RUNNING
-    assert outcome(the_plan, pods(the_plan, [R, F, R], restarts={1: 6})).phase is Phase.FAILED
+    five = dict.fromkeys(range(3), 5)
+    six = dict.fromkeys(range(3), 6)
+    assert outcome(the_plan, pods(the_plan, [R, F, R], restarts=five)).restart
+    assert outcome(the_plan, pods(the_plan, [R, F, R], restarts=six)).phase is Phase.FAILED
+
+
+@pytest.mark.parametrize(
+    ("restarts", "seconds"), [(0, 10.0), (1, 20.0), (2, 40.0), (4, 160.0), (5, 300.0), (20, 300.0)]
+)
+def test_restart_backoff_doubles_up_to_five_minutes(restarts: int, seconds: float) -> None:
+    assert restart_backoff(restarts, base_seconds=10.0) == seconds
+
+
+def test_gang_restarts_count_the_leaders_attempts() -> None:
+    the_plan = plan()
+    assert gang_restarts(the_plan, pods(the_plan, [R, R, R], restarts={0: 3, 1: 3, 2: 3})) == 3
+    assert gang_restarts(the_plan, []) == 0
 
 
 # --- starting and running -------------------------------------------------------------------
@@ -218,7 +243,7 @@ def test_initializing_until_every_pod_has_started(phases: list[PodPhase], phase:
     the_plan = plan()
     result = outcome(the_plan, pods(the_plan, phases))
     assert result.phase is phase
-    assert result.restart == ()
+    assert not result.restart
     if phase is Phase.INITIALIZING:
         assert result.message == "starting pods"
 

@@ -58,7 +58,14 @@ _ALLOWED: dict[Phase, frozenset[Phase]] = {
     Phase.CREATING: frozenset({Phase.PENDING, Phase.FAILED, Phase.STOPPED, Phase.DELETING}),
     Phase.PENDING: frozenset({Phase.INITIALIZING, Phase.FAILED, Phase.STOPPED, Phase.DELETING}),
     Phase.INITIALIZING: frozenset(
-        {Phase.RUNNING, Phase.COMPLETED, Phase.FAILED, Phase.STOPPING, Phase.DELETING}
+        {
+            Phase.RUNNING,
+            Phase.DEGRADED,
+            Phase.COMPLETED,
+            Phase.FAILED,
+            Phase.STOPPING,
+            Phase.DELETING,
+        }
     ),
     Phase.RUNNING: frozenset(
         {Phase.DEGRADED, Phase.COMPLETED, Phase.FAILED, Phase.STOPPING, Phase.DELETING}

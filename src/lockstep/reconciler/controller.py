@@ -61,7 +61,10 @@ class ThreadController:
             self.runtime,
             clock=clock,
             queue=self.queue,
-            settings=ReconcilerSettings(resync_seconds=settings.resync_seconds),
+            settings=ReconcilerSettings(
+                resync_seconds=settings.resync_seconds,
+                restart_backoff_seconds=settings.restart_backoff_seconds,
+            ),
         )
 
     def start(self) -> None:
@@ -105,6 +108,7 @@ class ProcessController:
             "LOCKSTEP_DATA_DIR": str(self._settings.data_dir),
             "LOCKSTEP_DATABASE_URL": self._settings.resolved_database_url,
             "LOCKSTEP_RESYNC_SECONDS": str(self._settings.resync_seconds),
+            "LOCKSTEP_RESTART_BACKOFF_SECONDS": str(self._settings.restart_backoff_seconds),
             "LOCKSTEP_LOG_LEVEL": self._settings.log_level,
             "LOCKSTEP_LOG_FORMAT": self._settings.log_format.value,
             NOTIFY_FD: str(read_end),

@@ -24,7 +24,7 @@ from lockstep.domain.errors import LockstepError
 from lockstep.domain.phases import DesiredPhase, Phase, can_transition, check_transition
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.workload import Event, EventType, Pod, PodPhase, Workload, WorkloadUpdate
-from lockstep.reconciler.outcome import outcome
+from lockstep.reconciler.outcome import gang_restarts, outcome, restart_backoff
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import PodStatus, Runtime
 from lockstep.scheduler.cycle import Candidate, Snapshot, schedule
@@ -38,6 +38,8 @@ DEFAULT_GRACE_SECONDS = 30.0
 WAITING_TO_SCHEDULE = "waiting to be scheduled"
 SCHEDULE_BATCH = 256
 PLAN_CACHE_SIZE = 2048
+LOG_TAIL_LINES = 5
+LOG_LINE_CHARACTERS = 200
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +47,7 @@ class ReconcilerSettings:
     resync_seconds: float = 30.0
     stop_poll_seconds: float = 0.5
     min_pass_seconds: float = 0.02
+    restart_backoff_seconds: float = 10.0
 
 
 class Reconciler:
@@ -267,35 +270,62 @@ class Reconciler:
         change = WorkloadUpdate()
         change.pods, change.events = self._pod_changes(workload, statuses, known)
         result = outcome(plan, statuses)
-        for pod_name in result.restart:
-            self._runtime.restart_pod(workload, plan, pod_name)
-            change.events.append(
-                self._event(
-                    workload, "Restarting", f"restarting pod {pod_name}", kind="Pod", name=pod_name
-                )
-            )
-            self._queue.add(workload.id)
+        message = result.message
+        if result.failed_pod is not None:
+            message += self._log_tail(workload, result.failed_pod)
+        if result.restart:
+            self._restart_gang(workload, plan, statuses, change)
         target = result.phase
-        if target is Phase.RUNNING and result.restart:
-            target = (
-                Phase.DEGRADED
-                if workload.actual_phase is not Phase.INITIALIZING
-                else Phase.INITIALIZING
-            )
-        if target != workload.actual_phase or result.message != workload.phase_message:
-            change.phase, change.message = target, result.message
+        if target != workload.actual_phase or message != workload.phase_message:
+            change.phase, change.message = target, message
         if target.is_terminal:
             change.events.append(
                 self._event(
                     workload,
                     target.value,
-                    result.message,
+                    message,
                     type=EventType.NORMAL if target is Phase.COMPLETED else EventType.WARNING,
                 )
             )
-            self._settle(workload, plan, statuses, ended_at=self._clock())
+            self._settle(
+                workload, plan, statuses, ended_at=self._clock(), at_once=target is Phase.FAILED
+            )
             self._schedule_needed = True
         return change
+
+    def _log_tail(self, workload: Workload, pod_name: str) -> str:
+        lines = self._runtime.log_tail(workload.id, pod_name, lines=LOG_TAIL_LINES)
+        if not lines:
+            return ""
+        shown = "\n".join(line[:LOG_LINE_CHARACTERS] for line in lines)
+        return f"; the last lines of its log:\n{shown}"
+
+    def _restart_gang(
+        self,
+        workload: Workload,
+        plan: ReplicaPlan,
+        statuses: Sequence[PodStatus],
+        change: WorkloadUpdate,
+    ) -> None:
+        """Fail fast: stop the rest of the gang now; once every pod has ended and the backoff
+        has passed, start them all again."""
+        if any(s.phase in {PodPhase.RUNNING, PodPhase.PENDING} for s in statuses):
+            if not self._runtime.stop(workload.id, grace_seconds=self._grace(workload)):
+                self._queue.add_after(workload.id, self._settings.stop_poll_seconds)
+            return
+        ended = max((s.finished_at for s in statuses if s.finished_at is not None), default=None)
+        backoff = restart_backoff(
+            gang_restarts(plan, statuses), base_seconds=self._settings.restart_backoff_seconds
+        )
+        wait = 0.0 if ended is None else (ended - self._clock()).total_seconds() + backoff
+        if wait > 0:
+            self._queue.add_after(workload.id, wait)
+            return
+        self._runtime.restart(workload, plan)
+        change.events.append(
+            self._event(workload, "Restarting", "starting every pod again", type=EventType.WARNING)
+        )
+        self._queue.add(workload.id)
 
     def _finish(self, workload: Workload) -> WorkloadUpdate:
         """A finished workload whose pods may still run: record them until none does."""
@@ -309,6 +339,7 @@ class Reconciler:
             self._plan(workload),
             statuses,
             ended_at=workload.completed_at or self._clock(),
+            at_once=workload.actual_phase is Phase.FAILED,
         )
         return change
 
@@ -319,15 +350,16 @@ class Reconciler:
         statuses: Sequence[PodStatus],
         *,
         ended_at: datetime,
+        at_once: bool = False,
     ) -> None:
         """Pods still running when the workload ended get the grace period to exit on their
-        own (none with cleanPodPolicy All or Running), then are stopped: nothing outlives it."""
+        own (none when it failed, or with cleanPodPolicy All or Running), then are stopped:
+        nothing outlives the workload."""
         if not any(s.phase in {PodPhase.RUNNING, PodPhase.PENDING} for s in statuses):
             return
         grace = self._grace(workload)
-        linger = (
-            0.0 if plan.clean_pod_policy in {CleanPodPolicy.ALL, CleanPodPolicy.RUNNING} else grace
-        )
+        stop_now = at_once or plan.clean_pod_policy in {CleanPodPolicy.ALL, CleanPodPolicy.RUNNING}
+        linger = 0.0 if stop_now else grace
         remaining = (ended_at - self._clock()).total_seconds() + linger
         if remaining > 0:
             self._queue.add_after(workload.id, remaining)

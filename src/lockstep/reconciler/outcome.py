@@ -3,14 +3,16 @@ failure rules, as a pure function of the plan and the pods' statuses.
 
 - PyTorch, XGBoost, TF, MPI: the job succeeds when its leader (master, chief, launcher) does.
 - JAX: the job succeeds when every worker does.
-- A failed pod fails the job when the restart policy is Never; otherwise it is restarted until
-  the job's restarts reach backoffLimit, then the job fails.
+- Fail fast: the first pod to fail (pods that lockstep itself stopped do not count) decides.
+  With restartPolicy Never, or when the pod could not even start, the workload fails. Otherwise
+  the whole gang is stopped and started again, until it has been restarted backoffLimit times;
+  then the workload fails.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from lockstep.domain.phases import Phase
 from lockstep.domain.plan import ReplicaPlan
@@ -19,12 +21,27 @@ from lockstep.runtimes.base import PodStatus
 from lockstep.schemas.distributed import DistributedFramework
 from lockstep.schemas.pod import RestartPolicy
 
+MAX_BACKOFF_SECONDS = 300.0
+
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
     phase: Phase
     message: str = ""
-    restart: tuple[str, ...] = field(default=())
+    failed_pod: str | None = None
+    """The pod whose failure decided the outcome."""
+    restart: bool = False
+    """Stop the whole gang and start it again (after `restart_backoff`)."""
+
+
+def gang_restarts(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> int:
+    """How many times the gang has been restarted: its leader's attempt number."""
+    return next((p.restarts for p in pods if p.name == plan.leader.pod_name), 0)
+
+
+def restart_backoff(restarts: int, *, base_seconds: float) -> float:
+    """Seconds to wait before restart number `restarts + 1`: doubling, capped at 5 minutes."""
+    return float(min(base_seconds * 2**restarts, MAX_BACKOFF_SECONDS))
 
 
 def outcome(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> Outcome:
@@ -35,20 +52,29 @@ def outcome(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> Outcome:
             return Outcome(Phase.COMPLETED, "every worker completed")
     elif leader is not None and leader.phase is PodPhase.SUCCEEDED:
         return Outcome(Phase.COMPLETED, f"{leader.name} completed")
-    failed = [p for p in pods if p.phase is PodPhase.FAILED]
+    failed = sorted(
+        (p for p in pods if p.phase is PodPhase.FAILED and not p.stopped),
+        key=lambda p: (p.finished_at is None, p.finished_at, p.name),
+    )
     if failed:
         first = failed[0]
         reason = f"pod {first.name} {first.message}".rstrip()
+        restarts = gang_restarts(plan, pods)
         if plan.restart_policy is RestartPolicy.NEVER or first.exit_code is None:
-            return Outcome(Phase.FAILED, reason)
-        restarts = sum(p.restarts for p in pods)
-        if restarts + len(failed) > plan.backoff_limit:
+            return Outcome(Phase.FAILED, reason, failed_pod=first.name)
+        if restarts >= plan.backoff_limit:
             return Outcome(
                 Phase.FAILED,
                 f"{reason}; the workload has reached the specified backoff limit "
                 f"({plan.backoff_limit})",
+                failed_pod=first.name,
             )
-        return Outcome(Phase.RUNNING, reason, restart=tuple(p.name for p in failed))
+        return Outcome(
+            Phase.DEGRADED,
+            f"restarting every pod after {reason} (restart {restarts + 1} of {plan.backoff_limit})",
+            failed_pod=first.name,
+            restart=True,
+        )
     started = {PodPhase.RUNNING, PodPhase.SUCCEEDED}
     if len(pods) == len(plan.replicas) and all(p.phase in started for p in pods):
         return Outcome(Phase.RUNNING)

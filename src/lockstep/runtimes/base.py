@@ -33,6 +33,8 @@ class PodStatus:
     exit_code: int | None = None
     restarts: int = 0
     message: str = ""
+    stopped: bool = False
+    """The pod ended because lockstep stopped it (it did not fail by itself)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,8 +66,13 @@ class Runtime(Protocol):
         """The pods of a workload as they are now (empty when it has none)."""
         ...
 
-    def restart_pod(self, workload: Workload, plan: ReplicaPlan, pod_name: str) -> None:
-        """Run a finished pod again (a new attempt with the same identity and ports)."""
+    def restart(self, workload: Workload, plan: ReplicaPlan) -> None:
+        """Run every pod of a gang whose pods have all ended again: a new attempt of each,
+        with the same identities and ports."""
+        ...
+
+    def log_tail(self, workload_id: str, pod_name: str, *, lines: int) -> list[str]:
+        """The last lines a pod printed (none when there is no such pod)."""
         ...
 
     def stop(self, workload_id: str, *, grace_seconds: float) -> bool:

@@ -116,16 +116,27 @@ class LocalRuntime:
                     statuses.append(status)
             return statuses
 
-    def restart_pod(self, workload: Workload, plan: ReplicaPlan, pod_name: str) -> None:
+    def restart(self, workload: Workload, plan: ReplicaPlan) -> None:
         with self._lock:
-            files = self._files(workload.id, pod_name)
-            state = files.read_state()
-            launch = Launch.from_json(read_json(files.launch))
-            state = state.evolve(
-                attempt=state.attempt + 1, pid=None, ticks=None, started_at=None, swept=False
-            )
-            files.write_state(state)
-            self._spawn(workload.id, files, state, launch)
+            for replica in plan.replicas:
+                files = self._files(workload.id, replica.pod_name)
+                state = files.read_state()
+                if self._alive(state) or not files.launch.exists():
+                    continue
+                state = state.evolve(
+                    attempt=state.attempt + 1,
+                    pid=None,
+                    ticks=None,
+                    started_at=None,
+                    stop_deadline=None,
+                    finished_at=None,
+                    swept=False,
+                )
+                files.write_state(state)
+                self._spawn(workload.id, files, state, Launch.from_json(read_json(files.launch)))
+
+    def log_tail(self, workload_id: str, pod_name: str, *, lines: int) -> list[str]:
+        return tail_lines(self._files(workload_id, pod_name).log, lines)
 
     def stop(self, workload_id: str, *, grace_seconds: float) -> bool:
         with self._lock:
@@ -247,16 +258,19 @@ class LocalRuntime:
             and processes.is_alive(state.pid, state.ticks)
         )
 
-    def _sweep(self, files: PodFiles, state: PodState) -> None:
+    def _sweep(self, files: PodFiles, state: PodState) -> PodState:
         """Kill whatever is left of a finished attempt, once: the rest of its process group,
-        and escapees carrying the pod's marker."""
+        and escapees carrying the pod's marker. Records when the attempt ended."""
         if state.swept:
-            return
+            return state
         if state.pid is not None:
             processes.reap(state.pid)
             processes.signal_group(state.pid, signal.SIGKILL)
         processes.kill_marked(state.uid)
-        files.write_state(state.evolve(swept=True))
+        ended = _mtime(files.exit_file(state.attempt)) or self._now()
+        state = state.evolve(swept=True, finished_at=ended)
+        files.write_state(state)
+        return state
 
     def _status(self, files: PodFiles) -> PodStatus | None:
         try:
@@ -280,21 +294,23 @@ class LocalRuntime:
         common["ip"] = LOOPBACK
         if self._alive(state):
             return PodStatus(phase=PodPhase.RUNNING, **common)
-        self._sweep(files, state)
+        state = self._sweep(files, state)
         code = files.exit_code(state.attempt)
-        finished = _moment(_mtime(files.exit_file(state.attempt))) or _moment(self._now())
+        common |= {
+            "finished_at": _moment(state.finished_at),
+            "stopped": state.stop_deadline is not None,
+        }
         if code is None:
             message = (
                 "stopped by lockstep"
                 if state.stop_deadline is not None
                 else "the pod's process ended without recording an exit status"
             )
-            return PodStatus(phase=PodPhase.FAILED, message=message, finished_at=finished, **common)
+            return PodStatus(phase=PodPhase.FAILED, message=message, **common)
         return PodStatus(
             phase=PodPhase.SUCCEEDED if code == 0 else PodPhase.FAILED,
             exit_code=code,
             message=processes.describe_exit(code),
-            finished_at=finished,
             **common,
         )
 
@@ -317,3 +333,20 @@ def _mtime(path: Path) -> float | None:
         return path.stat().st_mtime
     except FileNotFoundError:
         return None
+
+
+def tail_lines(path: Path, count: int, *, block: int = 8192) -> list[str]:
+    """The last `count` lines of a file, read from its end."""
+    try:
+        handle = path.open("rb")
+    except FileNotFoundError:
+        return []
+    with handle:
+        end = handle.seek(0, os.SEEK_END)
+        data = b""
+        position = end
+        while position > 0 and data.count(b"\n") <= count:
+            position = max(0, position - block)
+            handle.seek(position)
+            data = handle.read(end - position)
+    return [line.decode(errors="replace") for line in data.splitlines()[-count:]]

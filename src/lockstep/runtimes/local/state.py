@@ -50,6 +50,8 @@ class PodState:
     started_at: float | None = None
     stop_deadline: float | None = None
     error: str | None = None
+    finished_at: float | None = None
+    """When the attempt was first seen to have ended."""
     swept: bool = False
     """Whatever was left of the attempt's processes has been killed (done once: afterwards
     the group id may belong to someone else)."""
