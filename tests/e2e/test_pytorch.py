@@ -138,7 +138,8 @@ def test_the_whole_gang_restarts_after_a_failure_and_then_completes(
 
 def test_a_gang_that_keeps_failing_stops_at_the_backoff_limit(live_server: LiveServer) -> None:
     api = live_server.api()
-    script = "import os, sys; print('boom', os.environ['RANK']); sys.exit(2 if os.environ['RANK'] == '0' else 0)"
+    rank = "os.environ['RANK']"
+    script = f"import os, sys; print('boom', {rank}); sys.exit(2 if {rank} == '0' else 0)"
     body = distributed(
         api.cluster_id(),
         name="doomed",

@@ -12,10 +12,11 @@ import pytest
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.frameworks import pytorch
 from lockstep.frameworks.endpoints import Endpoint
-from lockstep.frameworks.registry import wiring_for
+from lockstep.frameworks.registry import WIRING
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.launch import (
     LOOPBACK,
+    WAIT_LIKE_SSHD,
     Launch,
     PodIdentity,
     argv_of,
@@ -124,20 +125,41 @@ def test_argv_is_split_like_a_shell(command: str, args: str | None, argv: tuple[
         spec["args"] = args
     plan = plan_of(spec=spec, without=() if args is not None else ("args",), name="job")
     for replica in plan.replicas:
-        assert argv_of(replica) == argv
+        assert argv_of(plan, replica) == argv
 
 
 def test_leader_with_its_own_spec_runs_its_own_command() -> None:
     master = {"image": "m:1", "command": "python", "args": "lead.py"}
     plan = plan_of(name="job", same_as_worker=False, master=master)
-    assert argv_of(plan.leader) == ("python", "lead.py")
-    assert argv_of(plan.workers[0]) == ("python", "-c", "pass")
+    assert argv_of(plan, plan.leader) == ("python", "lead.py")
+    assert argv_of(plan, plan.workers[0]) == ("python", "-c", "pass")
 
 
 def test_no_command_cannot_run_locally() -> None:
     plan = plan_of(name="job", without=("command", "args"))
     with pytest.raises(PodStartError, match=r"pod job-worker-0 has no command.*set spec\.command"):
-        argv_of(plan.replicas[1])
+        argv_of(plan, plan.replicas[1])
+
+
+def test_args_without_a_command_cannot_run_locally() -> None:
+    """On Kubernetes args alone go to the image's entrypoint, which lockstep cannot run."""
+    plan = plan_of(name="job", without=("command",))
+    with pytest.raises(PodStartError, match="has no command"):
+        argv_of(plan, plan.replicas[0])
+
+
+def test_mpi_workers_without_a_command_wait_like_sshd() -> None:
+    plan = plan_of(
+        "MPI",
+        2,
+        name="job",
+        same_as_worker=False,
+        master={"image": "i", "command": "mpirun"},
+        without=("command", "args"),
+    )
+    assert argv_of(plan, plan.leader) == ("mpirun",)
+    for worker in plan.workers:
+        assert argv_of(plan, worker) == WAIT_LIKE_SSHD
 
 
 def test_launch_of_a_pod_without_command_is_a_pod_start_error() -> None:
@@ -148,7 +170,7 @@ def test_launch_of_a_pod_without_command_is_a_pod_start_error() -> None:
 def test_unbalanced_quote_is_a_pod_start_error() -> None:
     plan = plan_of(spec={"args": "-c 'print(1)"}, name="job")
     with pytest.raises(PodStartError):
-        argv_of(plan.replicas[0])
+        argv_of(plan, plan.replicas[0])
 
 
 # --- the launch -------------------------------------------------------------------------------
@@ -170,13 +192,8 @@ def test_launch_survives_a_json_round_trip() -> None:
     assert Launch.from_json(data) == original
 
 
-def test_frameworks_without_wiring_cannot_run_locally() -> None:
-    unwired = [f for f in DistributedFramework if wiring_for(f) is None]
-    if not unwired:
-        pytest.skip("every framework is wired")
-    plan = plan_of(unwired[0].value, 2, name="job")
-    with pytest.raises(PodStartError, match=f"cannot run {unwired[0].value} workloads"):
-        launch(plan)
+def test_every_framework_is_wired() -> None:
+    assert set(WIRING) == set(DistributedFramework)
 
 
 # --- environment ------------------------------------------------------------------------------

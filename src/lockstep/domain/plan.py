@@ -15,6 +15,7 @@ from lockstep.schemas.distributed import (
     CleanPodPolicy,
     DistributedFramework,
     MasterSpec,
+    MpiLauncherCreationPolicy,
     PodSpec,
     WorkerSpec,
 )
@@ -74,6 +75,7 @@ class ReplicaPlan:
     slots_per_worker: int
     min_workers: int | None
     max_workers: int | None
+    mpi_launcher_creation_policy: MpiLauncherCreationPolicy | None = None
 
     @property
     def leader(self) -> Replica:
@@ -148,6 +150,7 @@ def build_plan(
         slots_per_worker=spec.slots_per_worker or DEFAULT_SLOTS_PER_WORKER,
         min_workers=(spec.min_replicas or spec.max_replicas) if elastic else None,
         max_workers=(spec.max_replicas or spec.min_replicas) if elastic else None,
+        mpi_launcher_creation_policy=spec.mpi_launcher_creation_policy,
     )
 
 

@@ -29,7 +29,7 @@ from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import PodStatus, Runtime
 from lockstep.scheduler.cycle import Candidate, Snapshot, schedule
 from lockstep.scheduler.resources import Resources, gang_request
-from lockstep.schemas.distributed import CleanPodPolicy
+from lockstep.schemas.distributed import CleanPodPolicy, DistributedFramework
 from lockstep.store.database import Database
 
 log = logging.getLogger(__name__)
@@ -265,6 +265,12 @@ class Reconciler:
 
     def _observe(self, workload: Workload, plan: ReplicaPlan) -> WorkloadUpdate:
         statuses = self._runtime.observe(workload.id)
+        if any(s.phase is PodPhase.PENDING for s in statuses):
+            # Pods held back until the gang is ready (an MPI launcher waiting for its workers).
+            self._runtime.start(workload, plan)
+            statuses = self._runtime.observe(workload.id)
+            if any(s.phase is PodPhase.PENDING for s in statuses):
+                self._queue.add_after(workload.id, self._settings.stop_poll_seconds)
         with self._db.read() as unit:
             known = {pod.name: pod for pod in unit.workloads.pods(workload.id, deleted=False)}
         change = WorkloadUpdate()
@@ -353,12 +359,17 @@ class Reconciler:
         at_once: bool = False,
     ) -> None:
         """Pods still running when the workload ended get the grace period to exit on their
-        own (none when it failed, or with cleanPodPolicy All or Running), then are stopped:
-        nothing outlives the workload."""
+        own, then are stopped: nothing outlives the workload. They are stopped at once when it
+        failed, with cleanPodPolicy All or Running, and for MPI (whose workers only serve the
+        launcher, and would wait for ever)."""
         if not any(s.phase in {PodPhase.RUNNING, PodPhase.PENDING} for s in statuses):
             return
         grace = self._grace(workload)
-        stop_now = at_once or plan.clean_pod_policy in {CleanPodPolicy.ALL, CleanPodPolicy.RUNNING}
+        stop_now = (
+            at_once
+            or plan.framework is DistributedFramework.MPI
+            or plan.clean_pod_policy in {CleanPodPolicy.ALL, CleanPodPolicy.RUNNING}
+        )
         linger = 0.0 if stop_now else grace
         remaining = (ended_at - self._clock()).total_seconds() + linger
         if remaining > 0:

@@ -8,11 +8,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from lockstep.domain.plan import Replica, ReplicaPlan
+from lockstep.domain.plan import Replica, ReplicaPlan, Role
 from lockstep.frameworks.endpoints import Endpoints
 from lockstep.frameworks.registry import wiring_for
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.processes import POD_MARKER
+from lockstep.schemas.distributed import DistributedFramework
 from lockstep.schemas.pod import EnvironmentVariable
 
 LOOPBACK = "127.0.0.1"
@@ -81,8 +82,19 @@ class Launch:
         )
 
 
-def argv_of(replica: Replica) -> tuple[str, ...]:
+WAIT_LIKE_SSHD = ("/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done")
+"""What an MPI worker without a command runs: nothing, until it is stopped (as `sshd -De`
+would, serving the launcher's remote starts)."""
+
+
+def argv_of(plan: ReplicaPlan, replica: Replica) -> tuple[str, ...]:
     """The pod's command and args, each split as a shell would split it."""
+    if (
+        plan.framework is DistributedFramework.MPI
+        and replica.role is Role.WORKER
+        and not replica.spec.command
+    ):
+        return WAIT_LIKE_SSHD
     try:
         command = shlex.split(replica.spec.command or "")
         args = shlex.split(replica.spec.args or "")
@@ -144,25 +156,25 @@ def launch_of(
     pod: PodIdentity,
     endpoints: Endpoints,
     inherited: Mapping[str, str],
+    runtime_env: Mapping[str, str] | None = None,
 ) -> Launch:
-    """The launch of one replica; `PodStartError` when it cannot be run here."""
-    wiring = wiring_for(plan.framework)
-    if wiring is None:
-        raise PodStartError(f"the local runtime cannot run {plan.framework.value} workloads yet")
+    """The launch of one replica; `PodStartError` when it cannot be run here. `runtime_env`
+    holds variables the runtime adds, such as the paths of files it prepared for the pod."""
     env = {key: inherited[key] for key in PASS_THROUGH if key in inherited}
     env |= {key: value for key, value in inherited.items() if key.startswith("LC_")}
     for variable in replica.spec.environment_variables or ():
         if variable.exclude or not variable.name:
             continue
         env[variable.name] = resolve(variable, pod)
-    env |= wiring(plan, replica, endpoints)
+    env |= wiring_for(plan.framework)(plan, replica, endpoints)
+    env |= runtime_env or {}
     env |= {"HOSTNAME": pod.name, POD_MARKER: pod.uid}
     return Launch(
         pod_name=replica.pod_name,
         role=replica.role.value,
         index=replica.index,
         image=replica.spec.image or "",
-        argv=argv_of(replica),
+        argv=argv_of(plan, replica),
         env=env,
         working_dir=replica.spec.working_dir,
     )

@@ -12,6 +12,7 @@ import os
 import shutil
 import signal
 import socket
+import sys
 import threading
 import time
 import uuid
@@ -20,14 +21,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from lockstep.domain.plan import ReplicaPlan
+from lockstep.domain.plan import ReplicaPlan, Role
 from lockstep.domain.workload import PodPhase, Workload
+from lockstep.frameworks import mpi
 from lockstep.frameworks.endpoints import Endpoint
 from lockstep.runtimes.base import Capacity, PodStartError, PodStatus
 from lockstep.runtimes.local import machine, processes
 from lockstep.runtimes.local.launch import LOOPBACK, Launch, PodIdentity, launch_of
 from lockstep.runtimes.local.state import PodFiles, PodState, read_json, write_json
 from lockstep.runtimes.local.watcher import ExitWatcher
+from lockstep.schemas.distributed import DistributedFramework, MpiLauncherCreationPolicy
 
 _PORTS = "ports.json"
 
@@ -80,12 +83,21 @@ class LocalRuntime:
         return {"runtime": self.name, "node": self._capacity.node_name, "pods": pods}
 
     def start(self, workload: Workload, plan: ReplicaPlan) -> None:
+        """Start the pods that are not started yet: workers first, then the leader — an MPI
+        launcher created with WaitForWorkersReady only once every worker runs."""
         with self._lock:
             ports = self._ensure_ports(workload.id, plan)
-            for replica in plan.replicas:
+            if plan.framework is DistributedFramework.MPI:
+                self._prepare_mpi(workload.id, plan)
+            for replica in (
+                (*plan.workers, plan.leader)
+                if plan.leader.role is not Role.WORKER
+                else plan.replicas
+            ):
                 files = self._files(workload.id, replica.pod_name)
+                hold = replica.is_leader and self._holds_leader(workload.id, plan)
                 if files.state.exists():
-                    self._resume_launch(workload.id, files)
+                    self._resume_launch(workload.id, files, hold=hold)
                     continue
                 files.directory.mkdir(parents=True, exist_ok=True)
                 state = PodState(
@@ -101,8 +113,35 @@ class LocalRuntime:
                     files.write_state(state.evolve(error=str(error)))
                     continue
                 write_json(files.launch, launch.to_json(), mode=0o600)
-                files.write_state(state)
-                self._spawn(workload.id, files, state, launch)
+                files.write_state(state.evolve(waiting=hold))
+                if not hold:
+                    self._spawn(workload.id, files, state, launch)
+
+    def _holds_leader(self, workload_id: str, plan: ReplicaPlan) -> bool:
+        """Whether the leader must wait: an MPI launcher with WaitForWorkersReady while a
+        worker is not running yet."""
+        if (
+            plan.mpi_launcher_creation_policy
+            is not MpiLauncherCreationPolicy.WAIT_FOR_WORKERS_READY
+        ):
+            return False
+        for worker in plan.workers:
+            files = self._files(workload_id, worker.pod_name)
+            if not files.state.exists() or not self._alive(files.read_state()):
+                return True
+        return False
+
+    def _prepare_mpi(self, workload_id: str, plan: ReplicaPlan) -> None:
+        """The hostfile and the remote-start agent the launcher's mpirun uses."""
+        directory = self._root / workload_id / "mpi"
+        if (directory / "rsh").exists():
+            return
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "hostfile").write_text(mpi.hostfile(plan))
+        command = f'"{sys.executable}" -m lockstep.runtimes.local.rsh "{self._root / workload_id}"'
+        (directory / "rsh.tmp").write_text(f'#!/bin/sh\nexec {command} "$@"\n')
+        (directory / "rsh.tmp").chmod(0o755)
+        (directory / "rsh.tmp").replace(directory / "rsh")
 
     def observe(self, workload_id: str) -> list[PodStatus]:
         with self._lock:
@@ -210,8 +249,22 @@ class LocalRuntime:
         identity = PodIdentity(
             uid=uid, name=pod_name, namespace=workload.namespace, node_name=self._capacity.node_name
         )
+        replica = plan.replica(pod_name)
+        runtime_env: dict[str, str] = {}
+        if plan.framework is DistributedFramework.MPI:
+            runtime_env |= mpi.ON_ONE_MACHINE
+            if replica.role is Role.LAUNCHER:
+                runtime_env |= mpi.paths(
+                    hostfile_path=str(self._root / workload.id / "mpi" / "hostfile"),
+                    agent_path=str(self._root / workload.id / "mpi" / "rsh"),
+                )
         return launch_of(
-            plan, plan.replica(pod_name), pod=identity, endpoints=endpoints, inherited=self._environ
+            plan,
+            replica,
+            pod=identity,
+            endpoints=endpoints,
+            inherited=self._environ,
+            runtime_env=runtime_env,
         )
 
     def _spawn(self, workload_id: str, files: PodFiles, state: PodState, launch: Launch) -> None:
@@ -236,10 +289,17 @@ class LocalRuntime:
         files.write_state(state.evolve(pid=pid, ticks=ticks, started_at=self._now()))
         self._watcher.watch(pid, workload_id)
 
-    def _resume_launch(self, workload_id: str, files: PodFiles) -> None:
-        """A pod whose launch was cut short by a crash: adopt its process or start it again."""
+    def _resume_launch(self, workload_id: str, files: PodFiles, *, hold: bool) -> None:
+        """A pod created earlier that is not running: start it if it was held back and need
+        not be any more; adopt its process, or start it again, if a crash cut its launch short."""
         state = files.read_state()
         if state.pid is not None or state.error is not None:
+            return
+        if state.waiting:
+            if not hold:
+                state = state.evolve(waiting=False)
+                files.write_state(state)
+                self._spawn(workload_id, files, state, Launch.from_json(read_json(files.launch)))
             return
         pid = files.wrapper_pid(state.attempt)
         ticks = None if pid is None else processes.start_ticks(pid)
@@ -290,7 +350,8 @@ class LocalRuntime:
         if state.error is not None:
             return PodStatus(phase=PodPhase.FAILED, message=state.error, **common)
         if state.pid is None:
-            return PodStatus(phase=PodPhase.PENDING, message="starting", **common)
+            waiting = "waiting for every worker to run" if state.waiting else "starting"
+            return PodStatus(phase=PodPhase.PENDING, message=waiting, **common)
         common["ip"] = LOOPBACK
         if self._alive(state):
             return PodStatus(phase=PodPhase.RUNNING, **common)

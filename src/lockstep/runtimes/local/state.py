@@ -1,6 +1,8 @@
 """The local runtime's own durable state: one directory per workload and per pod.
 
     <root>/<workload id>/ports.json          the port of each pod, fixed before any start
+    <root>/<workload id>/mpi/hostfile        MPI: every worker and its slots
+    <root>/<workload id>/mpi/rsh             MPI: the agent mpirun starts remote commands with
     <root>/<workload id>/<pod>/launch.json   argv, environment, working directory (mode 0600)
     <root>/<workload id>/<pod>/state.json    attempt, pid, start ticks, stop request, error
     <root>/<workload id>/<pod>/exit-<n>      exit status of attempt n, written by the wrapper
@@ -52,6 +54,9 @@ class PodState:
     error: str | None = None
     finished_at: float | None = None
     """When the attempt was first seen to have ended."""
+    waiting: bool = False
+    """Created but held back until its gang is ready (an MPI launcher that waits for its
+    workers)."""
     swept: bool = False
     """Whatever was left of the attempt's processes has been killed (done once: afterwards
     the group id may belong to someone else)."""

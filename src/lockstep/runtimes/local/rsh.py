@@ -1,0 +1,52 @@
+"""The remote-start agent of MPI workloads: what `mpirun` in the launcher pod runs instead of
+ssh to start its daemon "on" a worker.
+
+    python -m lockstep.runtimes.local.rsh <workload dir> [ssh options] <worker pod> <command>
+
+The command runs inside the named worker pod as far as one machine allows: with that pod's
+environment (including its marker, so stopping the pod stops it too), in its working directory,
+with its output appended to the pod's log. Options meant for ssh (`-o X`, `-x`, …) are ignored.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from lockstep.runtimes.local.launch import Launch
+from lockstep.runtimes.local.state import PodFiles, read_json
+
+_SSH_FLAGS_WITH_VALUE = frozenset({"-o", "-p", "-l", "-i", "-F", "-E", "-J", "-b", "-c", "-m"})
+
+
+def split_arguments(arguments: list[str]) -> tuple[str, list[str]]:
+    """The host and the command among ssh-style arguments."""
+    remaining = list(arguments)
+    while remaining and remaining[0].startswith("-"):
+        flag = remaining.pop(0)
+        if flag in _SSH_FLAGS_WITH_VALUE and remaining:
+            remaining.pop(0)
+    if len(remaining) < 2:
+        raise SystemExit("usage: rsh <workload dir> [ssh options] <pod> <command>")
+    return remaining[0], remaining[1:]
+
+
+def main(arguments: list[str]) -> None:
+    workload_dir = Path(arguments[0])
+    host, command = split_arguments(arguments[1:])
+    pod = host.split(".", 1)[0]
+    files = PodFiles(workload_dir / pod)
+    if not files.launch.exists():
+        raise SystemExit(f"rsh: no pod named {pod} in this workload")
+    launch = Launch.from_json(read_json(files.launch))
+    os.chdir(launch.working_dir or files.directory)
+    log = os.open(files.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    os.dup2(log, 1)
+    os.dup2(log, 2)
+    os.close(log)
+    os.execve("/bin/sh", ["/bin/sh", "-c", " ".join(command)], dict(launch.env))  # noqa: S606
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
