@@ -1,6 +1,6 @@
 """An MPI allreduce across every rank of an MPI distributed workload, with mpi4py.
 
-The launcher pod runs `mpirun -n <numWorkers × slotsPerWorker> python allreduce.py`; mpirun
+The launcher pod runs `mpirun -n <numWorkers x slotsPerWorker> python allreduce.py`; mpirun
 finds the workers in the hostfile named by OMPI_MCA_orte_default_hostfile (Open MPI 5 reads
 PRTE_MCA_prte_default_hostfile) and starts ranks on them through the agent the environment
 names — under the mpi-operator on Kubernetes and under lockstep's local runtime alike.

@@ -1,11 +1,11 @@
-"""Which wiring each distributed framework uses."""
+"""Which wiring each distributed framework uses (every framework has one)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from lockstep.domain.plan import Replica, ReplicaPlan
-from lockstep.frameworks import pytorch
+from lockstep.frameworks import jax, mpi, pytorch, tensorflow, xgboost
 from lockstep.frameworks.endpoints import Endpoints
 from lockstep.schemas.distributed import DistributedFramework
 
@@ -13,9 +13,13 @@ Wiring = Callable[[ReplicaPlan, Replica, Endpoints], dict[str, str]]
 
 WIRING: dict[DistributedFramework, Wiring] = {
     DistributedFramework.PYTORCH: pytorch.environment,
+    DistributedFramework.TF: tensorflow.environment,
+    DistributedFramework.XGBOOST: xgboost.environment,
+    DistributedFramework.JAX: jax.environment,
+    DistributedFramework.MPI: mpi.environment,
 }
 
 
-def wiring_for(framework: DistributedFramework) -> Wiring | None:
-    """The wiring of `framework`, or None when lockstep cannot wire it yet."""
-    return WIRING.get(framework)
+def wiring_for(framework: DistributedFramework) -> Wiring:
+    """The wiring of `framework`."""
+    return WIRING[framework]
