@@ -6,11 +6,13 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from lockstep.auth.sealing import Sealer
 from lockstep.auth.tokens import TokenAuthority, load_or_create_key, write_private_file
 from lockstep.config import Settings
 from lockstep.domain.clock import Clock, utc_now
 from lockstep.services.identity import BootstrapResult, IdentityService
 from lockstep.services.organization import OrganizationService
+from lockstep.services.values import ValueService
 from lockstep.store.database import Database
 
 
@@ -21,6 +23,7 @@ class Core:
     tokens: TokenAuthority
     identity: IdentityService
     organization: OrganizationService
+    values: ValueService
     clock: Clock
 
     def close(self) -> None:
@@ -31,7 +34,11 @@ def open_core(settings: Settings, *, clock: Clock = utc_now, group_commit: bool 
     """Open (and migrate) the store and build the services that need no runtime.
     `group_commit` is for the API server, which waits for durability before acknowledging."""
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    database = Database(settings.resolved_database_url, group_commit=group_commit)
+    database = Database(
+        settings.resolved_database_url,
+        group_commit=group_commit,
+        sealer=Sealer.from_file(settings.sealing_key_path),
+    )
     database.migrate()
     tokens = TokenAuthority(
         load_or_create_key(settings.signing_key_path), ttl_seconds=settings.token_ttl_seconds
@@ -42,6 +49,7 @@ def open_core(settings: Settings, *, clock: Clock = utc_now, group_commit: bool 
         tokens=tokens,
         identity=IdentityService(database, clock=clock, tokens=tokens),
         organization=OrganizationService(database, clock=clock),
+        values=ValueService(database, clock=clock),
         clock=clock,
     )
 

@@ -38,6 +38,16 @@ class Settings(BaseSettings):
     resync_seconds: float = Field(default=30.0, gt=0)
     restart_backoff_seconds: float = Field(default=10.0, ge=0)
     """The wait before a failed gang's first restart; it doubles with each restart."""
+    pod_log_max_bytes: int = Field(default=10 * 1024 * 1024, ge=4096)
+    """A pod's log is rotated past this size; it keeps the current file and the one before."""
+    cgroup_dir: Path | None = None
+    """A cgroup v2 directory delegated to lockstep for pod limits; by default
+    `<cgroup2 mount>/lockstep` when running as root (see runtimes/local/confinement.py)."""
+    public_host: str = "localhost"
+    """The host name in the URLs of workloads' exposed ports (pods listen on this machine)."""
+    image_environments: dict[str, Path] = Field(default_factory=dict)
+    """Image names (or repositories without a tag) and the local Python environment (venv or
+    conda prefix) their pods run in, as JSON: `{"pytorch/pytorch": "/opt/envs/torch"}`."""
     log_level: str = "info"
     log_format: LogFormat = LogFormat.AUTO
 
@@ -59,6 +69,11 @@ class Settings(BaseSettings):
     @property
     def signing_key_path(self) -> Path:
         return self.data_dir / "token-signing.key"
+
+    @property
+    def sealing_key_path(self) -> Path:
+        """The key that encrypts secrets' values in the store (see auth/sealing.py)."""
+        return self.data_dir / "secrets-sealing.key"
 
     @property
     def credentials_path(self) -> Path:

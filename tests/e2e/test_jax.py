@@ -31,6 +31,6 @@ def test_allreduce_across_three_workers_completes(live_server: LiveServer) -> No
     assert sorted(str(p["name"]) for p in pods) == names
     assert {p["k8sPhase"] for p in pods} == {"Succeeded"}
     for process, pod in enumerate(names):
-        log = pod_log(live_server, workload_id, pod)
+        log = pod_log(api, workload_id, pod)
         expected = f"process {process} of 3 on {pod}: sum 6, expected 6; allgather [0, 1, 2]"
         assert expected in log, log

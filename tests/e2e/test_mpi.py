@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from tests.support.api import poll
+from tests.support.pods import pod_log
 from tests.support.requests import EXAMPLES, distributed
 from tests.support.server import LiveServer
 
@@ -56,15 +57,7 @@ def test_mpi_allreduce_across_workers_and_slots(live_server: LiveServer, policy:
     created = api.create(body)
     done = api.wait_for(created["workloadId"], {"Completed", "Failed"}, timeout=120)
     assert done["phase"] == "Completed", done["phaseMessage"]
-    log = (
-        live_server.data_dir
-        / "runtime"
-        / "local"
-        / created["workloadId"]
-        / "allreduce-launcher-0"
-        / "log"
-    )
-    lines = log.read_text().splitlines()
+    lines = pod_log(api, created["workloadId"], "allreduce-launcher-0").splitlines()
     reports = sorted(line for line in lines if line.startswith("rank "))
     assert [r.split(" in ")[0] for r in reports] == [f"rank {r} of 4" for r in range(4)]
     assert all(r.endswith("sum 10, expected 10") for r in reports)

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.api import poll
+from tests.support.pods import pod_log
 from tests.support.requests import EXAMPLES, distributed
 from tests.support.server import LiveServer
 
@@ -42,9 +43,7 @@ def test_allreduce_across_master_and_two_workers_completes(
     ]
     assert {p["k8sPhase"] for p in pods} == {"Succeeded"}
     logs = {
-        pod: (
-            live_server.data_dir / "runtime" / "local" / created["workloadId"] / pod / "log"
-        ).read_text()
+        pod: pod_log(api, created["workloadId"], pod)
         for pod in ("allreduce-master-0", "allreduce-worker-0", "allreduce-worker-1")
     }
     for rank, pod in enumerate(sorted(logs)):

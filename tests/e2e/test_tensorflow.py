@@ -41,7 +41,7 @@ def test_chief_and_two_workers_reach_each_other(live_server: LiveServer) -> None
     workload_id = run_to_completion(live_server, name="tfcluster", example="check_cluster.py")
     for suffix, task in TASKS.items():
         pod = f"tfcluster-{suffix}"
-        log = pod_log(live_server, workload_id, pod)
+        log = pod_log(live_server.api(), workload_id, pod)
         expected = f"{task} of 3 tasks on {pod}: reached 2 of 2, heard from 2 of 2"
         assert log.strip().endswith(expected), log
 
@@ -55,7 +55,7 @@ def test_multi_worker_mirrored_strategy_trains_the_same_weights(live_server: Liv
     losses = set()
     for suffix, task in TASKS.items():
         pod = f"tfmirror-{suffix}"
-        log = pod_log(live_server, workload_id, pod)
+        log = pod_log(live_server.api(), workload_id, pod)
         expected = f"{task} of 3 tasks on {pod}: positions [0, 1, 2], weights agree across tasks"
         assert expected in log, log
         found = re.search(r"loss (\S+) -> (\S+)$", log, re.MULTILINE)

@@ -39,7 +39,7 @@ def test_master_and_two_workers_train_the_same_model(live_server: LiveServer) ->
     assert {p["k8sPhase"] for p in pods} == {"Succeeded"}
     models = set()
     for rank, pod in enumerate(names):
-        log = pod_log(live_server, workload_id, pod)
+        log = pod_log(api, workload_id, pod)
         found = RESULT.search(log)
         assert found is not None, log
         assert (found["rank"], found["pod"], found["collective"]) == (str(rank), pod, str(rank))

@@ -5,7 +5,6 @@ from __future__ import annotations
 from typing import Any
 
 from tests.support.api import Api, poll
-from tests.support.server import LiveServer
 
 
 def settled_pods(api: Api, workload_id: str, *, timeout: float = 30.0) -> list[dict[str, Any]]:
@@ -18,6 +17,8 @@ def settled_pods(api: Api, workload_id: str, *, timeout: float = 30.0) -> list[d
     return poll(settled, timeout=timeout, what="every pod to finish")
 
 
-def pod_log(server: LiveServer, workload_id: str, pod: str) -> str:
-    """What a pod of the local runtime printed."""
-    return (server.data_dir / "runtime" / "local" / workload_id / pod / "log").read_text()
+def pod_log(api: Api, workload_id: str, pod: str) -> str:
+    """What a pod printed, read through the API."""
+    response = api.get(f"/api/v1/workloads/{workload_id}/pods/{pod}/logs")
+    assert response.status_code == 200, response.text
+    return response.text

@@ -21,6 +21,8 @@ EXPECTED: dict[Role, dict[Resource, set[Action]]] = {
     Role.SYSTEM_ADMINISTRATOR: dict.fromkeys(Resource, ALL),
     Role.L1_RESEARCHER: {
         Resource.WORKLOADS: ALL,
+        Resource.SECRETS: ALL,
+        Resource.CONFIG_MAPS: ALL,
         Resource.PROJECTS: READ,
         Resource.DEPARTMENTS: READ,
         Resource.CLUSTERS: READ,
@@ -29,6 +31,8 @@ EXPECTED: dict[Role, dict[Resource, set[Action]]] = {
     },
     Role.VIEWER: {
         Resource.WORKLOADS: READ,
+        Resource.SECRETS: READ,
+        Resource.CONFIG_MAPS: READ,
         Resource.PROJECTS: READ,
         Resource.DEPARTMENTS: READ,
         Resource.CLUSTERS: READ,

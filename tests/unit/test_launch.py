@@ -1,15 +1,18 @@
 """What the local runtime runs for a pod (runtimes/local/launch.py): shell-style argv, the
 environment a pod inherits, user variables, framework wiring and pod identity in order of
-precedence, `podFieldRef` paths, and the references the local runtime cannot resolve."""
+precedence, `podFieldRef` paths, secret and config map references, limits and image
+environments."""
 
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from lockstep.domain.plan import ReplicaPlan
+from lockstep.domain.values import ProjectValues, ValueKind
 from lockstep.frameworks import pytorch
 from lockstep.frameworks.endpoints import Endpoint
 from lockstep.frameworks.registry import WIRING
@@ -17,11 +20,16 @@ from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.launch import (
     LOOPBACK,
     WAIT_LIKE_SSHD,
+    ImageEnvironment,
     Launch,
+    Limits,
     PodIdentity,
+    ValueReference,
     argv_of,
+    environment_for_image,
     launch_of,
     resolve,
+    resolve_references,
 )
 from lockstep.runtimes.local.processes import POD_MARKER
 from lockstep.schemas.distributed import DistributedFramework
@@ -88,6 +96,7 @@ def launch(
         pod=identity(plan, index),
         endpoints=endpoints(plan),
         inherited=INHERITED if inherited is None else inherited,
+        project_id="1",
     )
 
 
@@ -320,25 +329,137 @@ def test_unknown_pod_field_ref_names_the_known_ones(path: str) -> None:
     assert "metadata.name, metadata.namespace, metadata.uid" in message
 
 
-@pytest.mark.parametrize(
-    ("reference", "words"),
-    [
-        ({"secret": {"name": "db", "key": "password"}}, "secret references"),
-        ({"configMap": {"name": "cfg", "key": "k"}}, "configMap references"),
-        ({"userCredential": {"name": "u", "key": "k"}}, "user credentials"),
-    ],
-)
-def test_references_the_local_runtime_cannot_resolve(reference: dict[str, Any], words: str) -> None:
-    with pytest.raises(PodStartError, match=f"^environment variable DB_PASSWORD: {words}"):
+def test_user_credentials_cannot_be_resolved_locally() -> None:
+    reference = {"userCredential": {"name": "u", "key": "k"}}
+    with pytest.raises(PodStartError, match=r"^environment variable DB_PASSWORD: user credentials"):
         resolve(variable(name="DB_PASSWORD", value="fallback", **reference), POD)
 
 
-def test_a_secret_reference_stops_the_whole_launch() -> None:
+def test_secret_and_config_map_references_win_over_a_value_and_are_kept_unresolved() -> None:
+    plan = with_env(
+        {"name": "DB", "value": "fallback", "secret": {"name": "db", "key": "password"}},
+        {"name": "MODE", "configMap": {"name": "cfg", "key": "mode"}},
+    )
+    pod = launch(plan)
+    assert "DB" not in pod.env
+    assert "MODE" not in pod.env
+    assert pod.references == {
+        "DB": ValueReference(ValueKind.SECRET, "db", "password"),
+        "MODE": ValueReference(ValueKind.CONFIG_MAP, "cfg", "mode"),
+    }
+    assert Launch.from_json(json.loads(json.dumps(pod.to_json()))) == pod
+    assert "fallback" not in json.dumps(pod.to_json())
+
+
+def test_a_later_literal_replaces_a_reference_and_wiring_drops_one() -> None:
+    plan = with_env(
+        {"name": "DB", "secret": {"name": "db", "key": "password"}},
+        {"name": "DB", "value": "plain"},
+        {"name": "RANK", "secret": {"name": "db", "key": "rank"}},
+    )
+    pod = launch(plan)
+    assert pod.env["DB"] == "plain"
+    assert pod.env["RANK"] == "1"
+    assert pod.references == {}
+
+
+def test_references_resolve_against_the_project_values() -> None:
+    plan = with_env(
+        {"name": "DB", "secret": {"name": "db", "key": "password"}},
+        {"name": "MODE", "configMap": {"name": "cfg", "key": "mode"}},
+    )
+    values = ProjectValues(
+        secrets={"db": {"password": "s3cret"}}, config_maps={"cfg": {"mode": "fast"}}
+    )
+    assert resolve_references(launch(plan), values) == {"DB": "s3cret", "MODE": "fast"}
+
+
+@pytest.mark.parametrize(
+    ("values", "missing"),
+    [
+        (ProjectValues(), "secret 'db' with a key 'password'"),
+        (ProjectValues(secrets={"db": {"user": "u"}}), "secret 'db' with a key 'password'"),
+        (ProjectValues(config_maps={"db": {"password": "p"}}), "secret 'db'"),
+    ],
+)
+def test_a_missing_secret_or_key_is_named(values: ProjectValues, missing: str) -> None:
     plan = with_env({"name": "DB", "secret": {"name": "db", "key": "password"}})
-    with pytest.raises(PodStartError, match="secret references"):
-        launch(plan)
+    with pytest.raises(
+        PodStartError, match=f"^environment variable DB: the project has no {missing}"
+    ):
+        resolve_references(launch(plan), values)
 
 
 def test_a_plain_value() -> None:
     assert resolve(variable(name="X", value="a=b c"), POD) == "a=b c"
     assert resolve(variable(name="X"), POD) == ""
+
+
+# --- limits and image environments -------------------------------------------------------------
+
+
+def test_limits_come_from_the_compute_spec() -> None:
+    plan = plan_of(
+        "PyTorch", 1, name="job", spec={"compute": {"cpuMemoryLimit": "1.5Gi", "cpuCoreLimit": 1.5}}
+    )
+    limits = launch(plan).limits
+    assert limits == Limits(memory_bytes=1610612736, cpu_cores=1.5)
+    assert limits.whole_cpus == 2
+    assert Limits(cpu_cores=0.2).whole_cpus == 1
+    assert launch().limits == Limits()
+
+
+def test_a_mapped_image_puts_its_environment_first_on_path(tmp_path: Path) -> None:
+    venv = tmp_path / "torch"
+    (venv / "bin").mkdir(parents=True)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n")
+    conda = tmp_path / "conda"
+    plan = plan_of("PyTorch", 1, name="job", spec={"image": "pytorch/pytorch:2.4-cuda12"})
+    pod = launch_of(
+        plan,
+        plan.workers[0],
+        pod=identity(plan, 1),
+        endpoints=endpoints(plan),
+        inherited=INHERITED,
+        project_id="1",
+        image_environments={"pytorch/pytorch": venv, "pytorch/pytorch:2.5": conda},
+    )
+    assert pod.env["PATH"] == f"{venv}/bin:/usr/bin:/bin"
+    assert pod.env["VIRTUAL_ENV"] == str(venv)
+    assert pod.notes == (f"image pytorch/pytorch:2.4-cuda12 runs in the local environment {venv}",)
+
+
+@pytest.mark.parametrize(
+    ("image", "found"),
+    [
+        ("repo/img:1", "exact"),
+        ("repo/img:2", "repository"),
+        ("repo/img@sha256:abc", "repository"),
+        ("registry:5000/repo/img", "registry"),
+        ("registry:5000/repo/img:3", "registry"),
+        ("registry:5000/repo/other", None),
+        ("other", None),
+    ],
+)
+def test_images_match_exactly_then_by_repository(image: str, found: str | None) -> None:
+    environments = {
+        "repo/img:1": Path("/exact"),
+        "repo/img": Path("/repository"),
+        "registry:5000/repo/img": Path("/registry"),
+    }
+    mapped = environment_for_image(image, environments)
+    assert (None if mapped is None else mapped.prefix.name) == found
+
+
+def test_a_conda_prefix_sets_conda_prefix(tmp_path: Path) -> None:
+    assert ImageEnvironment(tmp_path).variables("/bin") == {
+        "PATH": f"{tmp_path}/bin:/bin",
+        "CONDA_PREFIX": str(tmp_path),
+    }
+
+
+def test_an_unmapped_image_says_so() -> None:
+    assert launch().notes == (
+        "image python:3.11 has no local environment mapped: the pod runs in lockstep's own "
+        "environment",
+    )

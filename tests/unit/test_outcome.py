@@ -33,8 +33,10 @@ def pods(
     exit_codes: dict[int, int | None] | None = None,
     restarts: dict[int, int] | None = None,
     messages: dict[int, str] | None = None,
+    unready: frozenset[int] = frozenset(),
 ) -> list[PodStatus]:
-    """One status per replica, in plan order; failed pods exit 1 unless told otherwise."""
+    """One status per replica, in plan order; failed pods exit 1 unless told otherwise, and
+    running ones are ready unless their index is `unready`."""
     statuses = []
     for i, (replica, phase) in enumerate(zip(plan.replicas, phases, strict=False)):
         exit_code: int | None = None
@@ -55,6 +57,7 @@ def pods(
                 exit_code=exit_code,
                 restarts=(restarts or {}).get(i, 0),
                 message=(messages or {}).get(i, ""),
+                ready=phase is R and i not in unready,
             )
         )
     return statuses
@@ -94,6 +97,19 @@ def test_leader_success_wins_over_failed_workers(framework: str) -> None:
 @pytest.mark.parametrize("framework", ["PyTorch", "XGBoost", "TF", "MPI"])
 def test_workers_succeeding_without_the_leader_do_not_complete(framework: str) -> None:
     the_plan = plan(framework)
+    assert outcome(the_plan, pods(the_plan, [R, S, S])) == Outcome(Phase.RUNNING)
+
+
+def test_elastic_pytorch_has_a_master_so_the_master_rule_applies() -> None:
+    """The any-worker rule is for elastic PyTorchJobs *without* a Master; a lockstep PyTorch
+    workload always has one, so elasticity changes nothing: the master decides."""
+    the_plan = plan("PyTorch", 2, minReplicas=2, maxReplicas=3)
+    assert the_plan.is_elastic
+    assert the_plan.leader.pod_name == "job-master-0"
+    assert outcome(the_plan, pods(the_plan, [S, R, R])) == Outcome(
+        Phase.COMPLETED, "job-master-0 completed"
+    )
+    assert outcome(the_plan, pods(the_plan, [R, S, R])) == Outcome(Phase.RUNNING)
     assert outcome(the_plan, pods(the_plan, [R, S, S])) == Outcome(Phase.RUNNING)
 
 
@@ -252,3 +268,12 @@ def test_outcome_is_a_pure_function_of_its_inputs() -> None:
     the_plan = plan(restartPolicy="OnFailure")
     statuses = pods(the_plan, [R, F, R])
     assert outcome(the_plan, statuses) == outcome(the_plan, list(reversed(statuses)))
+
+
+def test_a_running_pod_that_is_not_ready_holds_the_workload_initializing() -> None:
+    plan = plan_of("PyTorch", 2)
+    result = outcome(plan, pods(plan, [R, R, R], unready=frozenset({0, 2})))
+    assert result == Outcome(
+        Phase.INITIALIZING, "waiting for train-master-0, train-worker-1 to be ready"
+    )
+    assert outcome(plan, pods(plan, [R, R, R])).phase is Phase.RUNNING

@@ -4,6 +4,7 @@ variables torchrun reads, elastic rendezvous on worker-0, and PYTHONUNBUFFERED."
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -89,6 +90,28 @@ def test_elastic_rendezvous_on_worker_zero(elastic: dict[str, Any], nnodes: str)
         # the fixed-world variables stay, as the operator sets both when a Master exists
         assert env["MASTER_ADDR"] == "10.0.0.1"
         assert env["WORLD_SIZE"] == "3"
+
+
+def test_torchrun_reads_the_elastic_wiring_from_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """A bare `torchrun script.py` in any pod joins the c10d rendezvous on worker-0 with
+    nnodes min:max: torchrun takes each option it is not given from PET_<OPTION>."""
+    run = pytest.importorskip("torch.distributed.run")
+    plan = plan_of("PyTorch", 2, name="job", spec={"minReplicas": 2, "maxReplicas": 3})
+    worker_zero = endpoints_of(plan)["job-worker-0"]
+    for name, env in env_of(plan).items():
+        with monkeypatch.context() as patch:
+            for key, value in env.items():
+                patch.setenv(key, value)
+            patch.delenv("PET_NPROC_PER_NODE", raising=False)
+            patch.setenv("PET_LOG_DIR", str(tmp_path))  # else torchrun makes a temporary one
+            config, _, _ = run.config_from_args(run.get_args_parser().parse_args(["train.py"]))
+        assert config.rdzv_backend == "c10d", name
+        assert config.rdzv_endpoint == f"{worker_zero.host}:{worker_zero.port}", name
+        assert (config.min_nodes, config.max_nodes) == (2, 3), name
+        # no nprocPerNode in the request, so no PET_NPROC_PER_NODE: one process per pod
+        assert config.nproc_per_node == 1, name
 
 
 def test_exactly_the_documented_variables() -> None:

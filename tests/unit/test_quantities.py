@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 
-from lockstep.domain.quantities import parse_quantity
+from lockstep.domain.quantities import binary_quantity, parse_quantity
 
 
 @pytest.mark.parametrize(
@@ -105,3 +105,19 @@ def test_exa_suffixes(text: str, expected: Decimal) -> None:
 def test_huge_exponent_is_a_value_error() -> None:
     with pytest.raises(ValueError):
         parse_quantity("1e1000000")
+
+
+@pytest.mark.parametrize(
+    ("count", "text"),
+    [
+        (209715200, "200Mi"),
+        (3 * 2**30, "3Gi"),
+        (1536, "1536"),
+        (0, "0"),
+        (1000, "1000"),
+        (2**20 + 2**10, "1025Ki"),
+    ],
+)
+def test_binary_quantity_uses_the_largest_unit_that_divides(count: int, text: str) -> None:
+    assert binary_quantity(count) == text
+    assert parse_quantity(text) == count

@@ -13,12 +13,13 @@ from lockstep import __version__
 from lockstep.api import errors
 from lockstep.api.calls import Calls
 from lockstep.api.deps import Services
-from lockstep.api.routes import distributed, organization, tokens, workloads
+from lockstep.api.routes import distributed, organization, pod_logs, tokens, values, workloads
 from lockstep.assembly import bootstrap, open_core
 from lockstep.config import Settings
 from lockstep.domain.clock import Clock, utc_now
 from lockstep.reconciler.controller import Controller, ProcessController, ThreadController
 from lockstep.runtimes.base import Runtime
+from lockstep.runtimes.local.log_reader import LocalLogReader
 from lockstep.services.workloads import WorkloadService
 
 log = logging.getLogger(__name__)
@@ -62,13 +63,20 @@ def create_app(
         workloads=WorkloadService(core.database, clock=clock, notify=controller.notify),
         organization=core.organization,
         identity=core.identity,
+        values=core.values,
         tokens=core.tokens,
         calls=Calls(core.database),
+        logs=LocalLogReader(settings.runtime_dir),
+        image_environments=settings.image_environments,
+        public_host=settings.public_host,
+        clock=clock,
         version=__version__,
     )
     app.state.bootstrap = created
+    app.state.settings = settings
     app.state.controller = controller
     errors.install(app)
-    for router in (tokens.router, distributed.router, workloads.router, organization.router):
-        app.include_router(router)
+    routers = (tokens, distributed, workloads, pod_logs, organization, values)
+    for module in routers:
+        app.include_router(module.router)
     return app

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pathlib
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Annotated
 from uuid import UUID
@@ -10,9 +12,12 @@ from fastapi import Depends, Path, Request
 
 from lockstep.api.calls import Calls
 from lockstep.auth.tokens import Principal, TokenAuthority
+from lockstep.domain.clock import Clock
 from lockstep.domain.errors import Unauthenticated
+from lockstep.runtimes.base import PodLogs
 from lockstep.services.identity import IdentityService
 from lockstep.services.organization import OrganizationService
+from lockstep.services.values import ValueService
 from lockstep.services.workloads import WorkloadService
 
 
@@ -21,8 +26,13 @@ class Services:
     workloads: WorkloadService
     organization: OrganizationService
     identity: IdentityService
+    values: ValueService
     tokens: TokenAuthority
     calls: Calls
+    logs: PodLogs
+    image_environments: Mapping[str, pathlib.Path]
+    public_host: str
+    clock: Clock
     version: str
 
 

@@ -6,12 +6,17 @@ its wire form, so a GET costs one JSON parse and no validation.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from lockstep.domain.clock import iso
 from lockstep.domain.organization import Cluster, Department, Project
 from lockstep.domain.phases import Phase
+from lockstep.domain.plan import ReplicaPlan
+from lockstep.domain.values import ConfigMap, Secret
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
+from lockstep.runtimes.local.launch import environment_for_image
 from lockstep.store.workloads import WORKLOAD_TYPE
 
 TENANT_ID = 1
@@ -54,7 +59,7 @@ def distributed_workload(workload: Workload) -> dict[str, Any]:
     return body
 
 
-def _conditions(workload: Workload) -> list[dict[str, Any]]:
+def _conditions(workload: Workload, unmapped: list[str]) -> list[dict[str, Any]]:
     condition: dict[str, Any] = {
         "type": workload.actual_phase.value,
         "status": "True",
@@ -62,11 +67,26 @@ def _conditions(workload: Workload) -> list[dict[str, Any]]:
     }
     if workload.phase_message:
         condition["message"] = workload.phase_message
-    return [condition]
+    conditions = [condition]
+    if unmapped:
+        conditions.append(
+            {
+                "type": "ImageEnvironment",
+                "status": "False",
+                "reason": "ImageNotMapped",
+                "message": f"no local environment is mapped to {', '.join(unmapped)}: its pods "
+                "run in lockstep's own environment",
+                "lastTransitionTime": iso(workload.created_at),
+            }
+        )
+    return conditions
 
 
-def workload_item(w: Workload) -> dict[str, Any]:
-    """A workload as `GET /api/v1/workloads` lists it."""
+def workload_item(
+    w: Workload, *, image_environments: Mapping[str, Path] | None = None
+) -> dict[str, Any]:
+    """A workload as `GET /api/v1/workloads` lists it; `image_environments` are the local
+    environments operators mapped to images (a condition names the images without one)."""
     spec = w.request.get("spec") or {}
     images = sorted(
         {
@@ -99,7 +119,10 @@ def workload_item(w: Workload) -> dict[str, Any]:
         "phaseUpdatedAt": iso(w.phase_updated_at),
         "k8sPhase": _K8S_PHASE.get(w.actual_phase, "Unknown"),
         "k8sPhaseUpdatedAt": iso(w.phase_updated_at),
-        "conditions": _conditions(w),
+        "conditions": _conditions(
+            w,
+            [i for i in images if environment_for_image(i, image_environments or {}) is None],
+        ),
         "runningPods": w.running_pods,
         "category": w.category or "Train",
         "distributedFramework": w.framework.value,
@@ -115,7 +138,8 @@ def workload_item(w: Workload) -> dict[str, Any]:
     return item
 
 
-def pod_item(pod: Pod, w: Workload) -> dict[str, Any]:
+def pod_item(pod: Pod, w: Workload, plan: ReplicaPlan) -> dict[str, Any]:
+    """A pod as `GET /api/v1/workloads/{id}/pods` lists it; `plan` is its workload's."""
     return {
         "tenantId": TENANT_ID,
         "id": pod.id,
@@ -133,8 +157,80 @@ def pod_item(pod: Pod, w: Workload) -> dict[str, Any]:
         "updatedAt": iso(pod.completed_at or pod.started_at or pod.created_at),
         "k8sPhase": pod.phase.value,
         "k8sPhaseUpdatedAt": iso(pod.completed_at or pod.started_at or pod.created_at),
-        "containers": [{"name": pod.role, "image": pod.image, "startedAt": _time(pod.started_at)}],
+        "currentNodePool": "default",
+        "requestedResources": _requested(plan, pod),
+        "containers": [_container(pod)],
     }
+
+
+def exposed_urls(w: Workload, pods: list[Pod], *, host: str) -> list[str]:
+    """Where each of the workload's exposedUrls is reached: its own url, else the machine
+    port of its container port on the leader pod (the container port itself until the pods
+    have started)."""
+    leader = w.plan().leader.pod_name
+    bound = {p.container: p.host for pod in pods if pod.name == leader for p in pod.ports}
+    urls = []
+    for exposed in (w.request.get("spec") or {}).get("exposedUrls") or ():
+        if exposed.get("exclude"):
+            continue
+        if exposed.get("url"):
+            urls.append(str(exposed["url"]))
+        elif exposed.get("container") is not None:
+            port = bound.get(exposed["container"], exposed["container"])
+            urls.append(f"http://{host}:{port}")
+    return urls
+
+
+def _container(pod: Pod) -> dict[str, Any]:
+    """The pod's one container, with what Kubernetes would tell of its status (readiness,
+    restarts, how it ended) and its ports on this machine: fields the Run:ai API lacks."""
+    container: dict[str, Any] = {
+        "name": pod.role,
+        "image": pod.image,
+        "startedAt": _time(pod.started_at),
+        "ready": pod.ready,
+        "restartCount": pod.restarts,
+        "ports": [
+            {"containerPort": p.container, "hostPort": p.host, "name": p.name} for p in pod.ports
+        ],
+    }
+    if pod.completed_at is not None:
+        container["terminated"] = {
+            "exitCode": pod.exit_code,
+            "reason": pod.reason or ("Completed" if pod.exit_code == 0 else "Error"),
+            "message": pod.message,
+            "finishedAt": iso(pod.completed_at),
+        }
+    return container
+
+
+def _requested(plan: ReplicaPlan, pod: Pod) -> dict[str, Any]:
+    """The pod's requests and limits, from its replica's compute spec."""
+    try:
+        compute = plan.replica(pod.name).spec.compute
+    except KeyError:
+        return {}
+    if compute is None:
+        return {}
+    resources: dict[str, Any] = {
+        "cpu": {"request": compute.cpu_core_request, "limit": compute.cpu_core_limit},
+        "cpuMemory": {"request": compute.cpu_memory_request, "limit": compute.cpu_memory_limit},
+    }
+    if compute.gpu_request_type is not None:
+        resources["gpuRequestType"] = compute.gpu_request_type.value
+    if compute.gpu_devices_request or compute.gpu_portion_request:
+        count = compute.gpu_devices_request or 1
+        portion = compute.gpu_portion_request
+        resources["gpu"] = {
+            "request": count * portion if portion else count,
+            "limit": compute.gpu_portion_limit,
+        }
+    if compute.gpu_memory_request is not None:
+        resources["gpuMemory"] = {
+            "request": compute.gpu_memory_request,
+            "limit": compute.gpu_memory_limit,
+        }
+    return resources
 
 
 def event_item(event: Event, w: Workload) -> dict[str, Any]:
@@ -215,4 +311,27 @@ def cluster(c: Cluster, *, version: str) -> dict[str, Any]:
         "domain": None,
         "status": {"state": "Connected", "platform": {"type": "vanilla"}},
         "lastLiveness": iso(c.updated_at),
+    }
+
+
+def secret(s: Secret) -> dict[str, Any]:
+    """A secret's name and keys: no response ever carries its values."""
+    return {
+        "name": s.name,
+        "projectId": s.project_id,
+        "keys": list(s.keys),
+        "createdAt": iso(s.created_at),
+        "createdBy": s.created_by,
+        "updatedAt": iso(s.updated_at),
+    }
+
+
+def config_map(c: ConfigMap) -> dict[str, Any]:
+    return {
+        "name": c.name,
+        "projectId": c.project_id,
+        "data": dict(c.data),
+        "createdAt": iso(c.created_at),
+        "createdBy": c.created_by,
+        "updatedAt": iso(c.updated_at),
     }

@@ -29,6 +29,8 @@ class Resource(StrEnum):
     CLUSTERS = "clusters"
     ACCESS_RULES = "access rules"
     APPLICATIONS = "applications"
+    SECRETS = "secrets"
+    CONFIG_MAPS = "config maps"
 
 
 _ALL = frozenset(Action)
@@ -38,12 +40,16 @@ PERMISSIONS: dict[Role, dict[Resource, frozenset[Action]]] = {
     Role.SYSTEM_ADMINISTRATOR: dict.fromkeys(Resource, _ALL),
     Role.L1_RESEARCHER: {
         Resource.WORKLOADS: _ALL,
+        Resource.SECRETS: _ALL,
+        Resource.CONFIG_MAPS: _ALL,
         Resource.PROJECTS: _READ,
         Resource.DEPARTMENTS: _READ,
         Resource.CLUSTERS: _READ,
     },
     Role.VIEWER: {
         Resource.WORKLOADS: _READ,
+        Resource.SECRETS: _READ,
+        Resource.CONFIG_MAPS: _READ,
         Resource.PROJECTS: _READ,
         Resource.DEPARTMENTS: _READ,
         Resource.CLUSTERS: _READ,

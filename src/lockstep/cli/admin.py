@@ -3,14 +3,11 @@ the store (whoever can run this holds the store, so no token is needed)."""
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
+from lockstep.cli.operator import DatabaseUrl, DataDir, operator_core, print_json
 from lockstep.domain.identity import Role, ScopeType
 
 if TYPE_CHECKING:
@@ -20,25 +17,7 @@ app = typer.Typer(
     no_args_is_help=True, help="Administer applications, access rules and the organization."
 )
 
-DataDir = Annotated[Path | None, typer.Option(help="lockstep's data dir [LOCKSTEP_DATA_DIR].")]
-DatabaseUrl = Annotated[str | None, typer.Option(help="URL of the store [LOCKSTEP_DATABASE_URL].")]
 ROLES = "'System administrator', 'L1 researcher' or 'Viewer'"
-
-
-@contextmanager
-def _core(data_dir: Path | None, database_url: str | None) -> Iterator[Core]:
-    from lockstep.assembly import open_core
-    from lockstep.cli.settings import settings_from
-    from lockstep.domain.errors import LockstepError
-
-    core = open_core(settings_from(data_dir=data_dir, database_url=database_url))
-    try:
-        yield core
-    except LockstepError as error:
-        typer.echo(f"error: {error.message}", err=True)
-        raise typer.Exit(1) from error
-    finally:
-        core.close()
 
 
 def _scope(text: str) -> tuple[str, str]:
@@ -57,10 +36,6 @@ def _role(text: str) -> Role:
         raise typer.BadParameter(f"the role must be {ROLES}") from error
 
 
-def _print(data: object) -> None:
-    typer.echo(json.dumps(data, indent=2, default=str))
-
-
 @app.command("create-application")
 def create_application(
     name: Annotated[str, typer.Argument(help="The application's client id.")],
@@ -74,7 +49,7 @@ def create_application(
     """Create an application (service account) and print its secret, shown only once."""
     scope_type, scope_id = _scope(scope)
     granted = None if role is None else _role(role)
-    with _core(data_dir, database_url) as core:
+    with operator_core(data_dir, database_url) as core:
         application, secret = core.identity.create_application(name)
         result: dict[str, object] = {"clientId": application.client_id, "clientSecret": secret}
         if granted is not None:
@@ -82,7 +57,7 @@ def create_application(
                 client_id=name, role=granted, scope_type=ScopeType(scope_type), scope_id=scope_id
             )
             result["accessRuleId"] = rule.id
-        _print(result)
+        print_json(result)
 
 
 @app.command()
@@ -98,14 +73,14 @@ def grant(
     """Add an access rule: the application holds the role in the scope."""
     scope_type, scope_id = _scope(scope)
     role_value = _role(role)
-    with _core(data_dir, database_url) as core:
+    with operator_core(data_dir, database_url) as core:
         rule = core.identity.grant(
             client_id=client_id,
             role=role_value,
             scope_type=ScopeType(scope_type),
             scope_id=scope_id,
         )
-        _print({"accessRuleId": rule.id})
+        print_json({"accessRuleId": rule.id})
 
 
 @app.command()
@@ -115,15 +90,15 @@ def revoke(
     database_url: DatabaseUrl = None,
 ) -> None:
     """Delete an access rule."""
-    with _core(data_dir, database_url) as core:
+    with operator_core(data_dir, database_url) as core:
         core.identity.revoke(rule_id)
 
 
 @app.command("list-applications")
 def list_applications(data_dir: DataDir = None, database_url: DatabaseUrl = None) -> None:
     """List applications (never their secrets)."""
-    with _core(data_dir, database_url) as core:
-        _print(
+    with operator_core(data_dir, database_url) as core:
+        print_json(
             [
                 {"clientId": a.client_id, "createdAt": a.created_at}
                 for a in core.identity.applications()
@@ -134,8 +109,8 @@ def list_applications(data_dir: DataDir = None, database_url: DatabaseUrl = None
 @app.command("list-access-rules")
 def list_access_rules(data_dir: DataDir = None, database_url: DatabaseUrl = None) -> None:
     """List access rules."""
-    with _core(data_dir, database_url) as core:
-        _print(
+    with operator_core(data_dir, database_url) as core:
+        print_json(
             [
                 {
                     "id": r.id,
@@ -161,13 +136,15 @@ def create_department(
     from lockstep.auth.tokens import OPERATOR
     from lockstep.schemas.organization import DepartmentCreationRequest
 
-    with _core(data_dir, database_url) as core:
+    with operator_core(data_dir, database_url) as core:
         cluster_id = cluster or _only_cluster(core)
         request = DepartmentCreationRequest.model_validate(
             {"name": name, "clusterId": cluster_id}, strict=False
         )
         department = core.organization.create_department(OPERATOR, request)
-        _print({"id": department.id, "name": department.name, "clusterId": department.cluster_id})
+        print_json(
+            {"id": department.id, "name": department.name, "clusterId": department.cluster_id}
+        )
 
 
 @app.command("create-project")
@@ -186,14 +163,14 @@ def create_project(
     from lockstep.auth.tokens import OPERATOR
     from lockstep.schemas.organization import ProjectCreationRequest
 
-    with _core(data_dir, database_url) as core:
+    with operator_core(data_dir, database_url) as core:
         cluster_id = cluster or _only_cluster(core)
         request = ProjectCreationRequest.model_validate(
             {"name": name, "clusterId": cluster_id, "parentId": department, "resources": []},
             strict=False,
         )
         project = core.organization.create_project(OPERATOR, request)
-        _print({"id": project.id, "name": project.name, "departmentId": project.department_id})
+        print_json({"id": project.id, "name": project.name, "departmentId": project.department_id})
 
 
 @app.command("list-projects")
@@ -201,9 +178,9 @@ def list_projects(data_dir: DataDir = None, database_url: DatabaseUrl = None) ->
     """List projects."""
     from lockstep.auth.tokens import OPERATOR
 
-    with _core(data_dir, database_url) as core:
+    with operator_core(data_dir, database_url) as core:
         projects = core.organization.projects(OPERATOR)
-        _print(
+        print_json(
             [
                 {
                     "id": p.id,

@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from lockstep.cli import admin
+from lockstep.cli import admin, values
 
 app = typer.Typer(
     name="lockstep",
@@ -16,6 +16,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.add_typer(admin.app, name="admin")
+app.add_typer(values.secret_app, name="secret")
+app.add_typer(values.config_map_app, name="configmap")
 
 
 @app.command()

@@ -64,3 +64,8 @@ class StoreUnavailable(LockstepError):
     """The database cannot be reached right now; retrying later may succeed."""
 
     transient = True
+
+
+class SealBroken(LockstepError):
+    """A sealed (encrypted) value could not be opened: it was sealed with another key, or
+    altered since. Retrying does not help; the key or the stored value must be put right."""

@@ -49,3 +49,12 @@ def parse_quantity(text: str) -> Decimal:
     if suffix not in _SUFFIXES:
         raise ValueError(f"{text!r} has an unknown unit {suffix!r}")
     return number * _SUFFIXES[suffix]
+
+
+def binary_quantity(count: int) -> str:
+    """A byte count as Kubernetes writes it: in the largest binary unit that divides it."""
+    for suffix in ("Ei", "Pi", "Ti", "Gi", "Mi", "Ki"):
+        unit = int(_SUFFIXES[suffix])
+        if count and count % unit == 0:
+            return f"{count // unit}{suffix}"
+    return str(count)

@@ -46,6 +46,8 @@ class Workload:
     department_name: str = ""
     parked: bool = False
     """A Pending workload that cannot fit even on an empty machine: skipped by scheduling."""
+    auto_delete_at: datetime | None = None
+    """When a finished workload is deleted (autoDeletionTimeAfterCompletionSeconds)."""
 
     def plan(self) -> ReplicaPlan:
         """The replica plan of the stored request."""
@@ -88,6 +90,23 @@ class Pod:
     restarts: int = 0
     exit_code: int | None = None
     message: str = ""
+    reason: str | None = None
+    """Why it ended, when that is more than its exit code (OOMKilled)."""
+    ready: bool = False
+    """Running and passing its readiness probe (or having none)."""
+    ports: tuple[PortBinding, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class PortBinding:
+    """A container port of a pod and the port of the machine it is reached at."""
+
+    container: int
+    host: int
+    name: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"container": self.container, "host": self.host, "name": self.name}
 
 
 class EventType(StrEnum):
@@ -133,6 +152,7 @@ class WorkloadUpdate:
     deleted: bool = False
     pods_removed: bool = False
     parked: bool | None = None
+    auto_delete_at: datetime | None = None
 
     @property
     def is_empty(self) -> bool:
@@ -144,4 +164,5 @@ class WorkloadUpdate:
             and not self.deleted
             and not self.pods_removed
             and self.parked is None
+            and self.auto_delete_at is None
         )

@@ -28,9 +28,11 @@ def hostfile(plan: ReplicaPlan) -> str:
     return "".join(f"{w.pod_name} slots={plan.slots_per_worker}\n" for w in plan.workers)
 
 
-ON_ONE_MACHINE = {"OMPI_MCA_btl_tcp_if_include": "lo"}
-"""When every "node" is this machine, ranks exchange data over the loopback interface (another
-address of the machine may not accept the connection)."""
+ON_ONE_MACHINE = {"OMPI_MCA_btl": "self,tcp", "OMPI_MCA_btl_tcp_if_include": "lo"}
+"""When every "node" is this machine, ranks exchange data over TCP on the loopback interface
+(another address of the machine may not accept the connection). Shared memory is off: ranks of
+different pods share the machine's host name, and the shared-memory transport, taking them for
+neighbours, crashes reaching segments the other pod's daemon owns."""
 
 
 def paths(*, hostfile_path: str, agent_path: str) -> dict[str, str]:

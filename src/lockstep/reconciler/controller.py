@@ -18,8 +18,10 @@ import threading
 import time
 from typing import Protocol
 
+from lockstep.auth.sealing import Sealer
 from lockstep.config import Settings
 from lockstep.domain.clock import Clock
+from lockstep.domain.values import ProjectValues
 from lockstep.reconciler.loop import Reconciler, ReconcilerSettings
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import Runtime
@@ -29,6 +31,8 @@ from lockstep.store.database import Database
 log = logging.getLogger(__name__)
 
 NOTIFY_FD = "LOCKSTEP_NOTIFY_FD"
+SETTINGS = "LOCKSTEP_RECONCILER_SETTINGS"
+"""The API's settings as JSON, so the child runs with exactly them (flags included)."""
 RESTART_DELAY_SECONDS = 1.0
 
 
@@ -55,7 +59,14 @@ class ThreadController:
         runtime: Runtime | None = None,
     ) -> None:
         self.queue = WorkQueue()
-        self.runtime = runtime or LocalRuntime(settings.runtime_dir, on_change=self.queue.add)
+        self.runtime = runtime or LocalRuntime(
+            settings.runtime_dir,
+            on_change=self.queue.add,
+            log_max_bytes=settings.pod_log_max_bytes,
+            cgroup_dir=settings.cgroup_dir,
+            image_environments=settings.image_environments,
+            values=lambda project_id: _project_values(database, project_id),
+        )
         self.reconciler = Reconciler(
             database,
             self.runtime,
@@ -105,12 +116,9 @@ class ProcessController:
             if not key.startswith("LOCKSTEP_BOOTSTRAP_")
         }
         env |= {
-            "LOCKSTEP_DATA_DIR": str(self._settings.data_dir),
-            "LOCKSTEP_DATABASE_URL": self._settings.resolved_database_url,
-            "LOCKSTEP_RESYNC_SECONDS": str(self._settings.resync_seconds),
-            "LOCKSTEP_RESTART_BACKOFF_SECONDS": str(self._settings.restart_backoff_seconds),
-            "LOCKSTEP_LOG_LEVEL": self._settings.log_level,
-            "LOCKSTEP_LOG_FORMAT": self._settings.log_format.value,
+            SETTINGS: self._settings.model_dump_json(
+                exclude={"bootstrap_client_id", "bootstrap_client_secret"}
+            ),
             NOTIFY_FD: str(read_end),
         }
         process = subprocess.Popen(
@@ -167,6 +175,11 @@ class ProcessController:
             process.wait()
 
 
+def _project_values(database: Database, project_id: str) -> ProjectValues:
+    with database.read() as unit:
+        return unit.values.for_project(project_id)
+
+
 def _serve_notifications(descriptor: int, queue: WorkQueue) -> None:
     """Feed workload ids from the API into the queue; close the queue when the API is gone."""
     with os.fdopen(descriptor, "rb") as pipe:
@@ -183,9 +196,11 @@ def main() -> None:
     from lockstep.logs import configure_logging
     from lockstep.tuning import tune_garbage_collection
 
-    settings = Settings()
+    settings = Settings.model_validate_json(os.environ[SETTINGS])
     configure_logging(settings)
-    database = Database(settings.resolved_database_url)
+    database = Database(
+        settings.resolved_database_url, sealer=Sealer.from_file(settings.sealing_key_path)
+    )
     controller = ThreadController(database, settings, clock=utc_now)
     reader = threading.Thread(
         target=_serve_notifications,

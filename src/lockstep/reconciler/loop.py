@@ -16,7 +16,7 @@ import time
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from lockstep.domain.clock import Clock
@@ -26,7 +26,7 @@ from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.workload import Event, EventType, Pod, PodPhase, Workload, WorkloadUpdate
 from lockstep.reconciler.outcome import gang_restarts, outcome, restart_backoff
 from lockstep.reconciler.queue import WorkQueue
-from lockstep.runtimes.base import PodStatus, Runtime
+from lockstep.runtimes.base import OOM_KILLED, PodStatus, Runtime
 from lockstep.scheduler.cycle import Candidate, Snapshot, schedule
 from lockstep.scheduler.resources import Resources, gang_request
 from lockstep.schemas.distributed import CleanPodPolicy, DistributedFramework
@@ -174,8 +174,18 @@ class Reconciler:
             change = self._suspend(workload)
         else:
             change = self._run_workload(workload)
+        if change.phase is not None and change.phase.is_terminal:
+            change.auto_delete_at = self._auto_delete_at(workload)
+            self._queue.add(workload.id)  # to settle and clean up what is left
         _check(workload, change)
         return None if change.is_empty else (workload, change)
+
+    def _auto_delete_at(self, workload: Workload) -> datetime | None:
+        seconds = (workload.request.get("spec") or {}).get("autoDeletionTimeAfterCompletionSeconds")
+        if seconds is None or workload.actual_phase.is_terminal:
+            return None
+        self._queue.add_after(workload.id, float(seconds))
+        return self._clock() + timedelta(seconds=seconds)
 
     def _write(self, changes: Sequence[tuple[Workload, WorkloadUpdate]]) -> None:
         """One transaction for every change; on failure each workload is retried later.
@@ -234,7 +244,7 @@ class Reconciler:
         if phase is not Phase.STOPPING:
             change.phase, change.message = Phase.STOPPING, "stopping pods"
         if self._stopped(workload):
-            self._runtime.delete(workload.id)
+            self._runtime.delete(workload.id, keep_logs=True)
             change.phase, change.message = Phase.STOPPED, "suspended"
             change.events.append(self._event(workload, "Suspended", "all pods stopped"))
             self._schedule_needed = True
@@ -256,7 +266,7 @@ class Reconciler:
             self._schedule_needed = True
         elif phase in {Phase.STOPPING, Phase.DELETING}:
             if self._stopped(workload):
-                self._runtime.delete(workload.id)
+                self._runtime.delete(workload.id, keep_logs=True)
                 change.phase, change.message = Phase.STOPPED, "stopped"
                 change.pods_removed = True
         elif phase.has_pods:
@@ -334,19 +344,33 @@ class Reconciler:
         self._queue.add(workload.id)
 
     def _finish(self, workload: Workload) -> WorkloadUpdate:
-        """A finished workload whose pods may still run: record them until none does."""
+        """A finished workload whose pods may still run: record them until none does; delete
+        it once its autoDeletionTimeAfterCompletionSeconds have passed."""
+        if workload.auto_delete_at is not None:
+            remaining = (workload.auto_delete_at - self._clock()).total_seconds()
+            if remaining <= 0:
+                return self._delete(workload)
+            self._queue.add_after(workload.id, remaining)
         statuses = self._runtime.observe(workload.id)
         with self._db.read() as unit:
             known = {pod.name: pod for pod in unit.workloads.pods(workload.id, deleted=False)}
         change = WorkloadUpdate()
         change.pods, change.events = self._pod_changes(workload, statuses, known)
+        plan = self._plan(workload)
         self._settle(
             workload,
-            self._plan(workload),
+            plan,
             statuses,
             ended_at=workload.completed_at or self._clock(),
             at_once=workload.actual_phase is Phase.FAILED,
         )
+        if (
+            plan.clean_pod_policy is CleanPodPolicy.ALL
+            and statuses
+            and all(s.phase not in {PodPhase.RUNNING, PodPhase.PENDING} for s in statuses)
+        ):
+            self._runtime.delete(workload.id, keep_logs=True)
+            change.pods_removed = True
         return change
 
     def _settle(
@@ -401,15 +425,43 @@ class Reconciler:
                 restarts=status.restarts,
                 exit_code=status.exit_code,
                 message=status.message,
+                reason=status.reason,
+                ready=status.ready,
+                ports=status.ports,
             )
             if before == pod:
                 continue
             pods.append(pod)
+            if pod.ready and (before is None or not before.ready):
+                events.append(
+                    self._event(
+                        workload, "Ready", f"pod {pod.name} is ready", kind="Pod", name=pod.name
+                    )
+                )
+            if before is not None and pod.restarts > before.restarts:
+                events.append(
+                    self._event(
+                        workload,
+                        "Restarted",
+                        f"pod {pod.name} started again (restart {pod.restarts})",
+                        kind="Pod",
+                        name=pod.name,
+                    )
+                )
             if before is None or before.phase != pod.phase or before.restarts != pod.restarts:
-                events.append(self._pod_event(workload, pod))
+                events.append(self._pod_event(workload, pod, status))
         return pods, events
 
-    def _pod_event(self, workload: Workload, pod: Pod) -> Event:
+    def _pod_event(self, workload: Workload, pod: Pod, status: PodStatus) -> Event:
+        if pod.phase is PodPhase.FAILED and status.reason == OOM_KILLED:
+            return self._event(
+                workload,
+                OOM_KILLED,
+                f"pod {pod.name} {pod.message}",
+                type=EventType.WARNING,
+                kind="Pod",
+                name=pod.name,
+            )
         reasons = {
             PodPhase.PENDING: (
                 "Scheduled",

@@ -75,7 +75,11 @@ def outcome(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> Outcome:
             failed_pod=first.name,
             restart=True,
         )
-    started = {PodPhase.RUNNING, PodPhase.SUCCEEDED}
-    if len(pods) == len(plan.replicas) and all(p.phase in started for p in pods):
+    if len(pods) == len(plan.replicas) and all(
+        p.phase is PodPhase.SUCCEEDED or (p.phase is PodPhase.RUNNING and p.ready) for p in pods
+    ):
         return Outcome(Phase.RUNNING)
+    unready = [p.name for p in pods if p.phase is PodPhase.RUNNING and not p.ready]
+    if unready and len(pods) == len(plan.replicas):
+        return Outcome(Phase.INITIALIZING, f"waiting for {', '.join(unready)} to be ready")
     return Outcome(Phase.INITIALIZING, "starting pods")

@@ -7,13 +7,14 @@ and returns exactly what `start` would run (it is also the dry run).
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 from typing import Any, Protocol
 
 from lockstep.domain.plan import ReplicaPlan
-from lockstep.domain.workload import PodPhase, Workload
+from lockstep.domain.workload import PodPhase, PortBinding, Workload
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,14 @@ class PodStatus:
     message: str = ""
     stopped: bool = False
     """The pod ended because lockstep stopped it (it did not fail by itself)."""
+    reason: str | None = None
+    """Why it ended, when that is more than its exit code: `OOMKilled`."""
+    ready: bool = False
+    """Running and passing its readiness probe, or running without one."""
+    ports: tuple[PortBinding, ...] = ()
+
+
+OOM_KILLED = "OOMKilled"
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +54,27 @@ class Capacity:
     memory_bytes: Decimal
     gpus: int
     node_name: str
+
+
+@dataclass(frozen=True, slots=True)
+class LogQuery:
+    """Which of a pod's log lines to return, and how."""
+
+    tail_lines: int | None = None
+    """Only the last this many (of those since `since`)."""
+    since: datetime | None = None
+    timestamps: bool = False
+    """Start each line with the moment it was printed (RFC 3339)."""
+    follow: bool = False
+    """Then stream every new line until the pod ends."""
+
+
+class PodLogs(Protocol):
+    """Reads what pods printed; used by the API, apart from the runtime that runs them."""
+
+    def stream(self, workload_id: str, pod_name: str, query: LogQuery) -> AsyncIterator[str]:
+        """The chosen lines, each ending in a newline (none when there is no such pod)."""
+        ...
 
 
 class PodStartError(Exception):
@@ -79,8 +109,10 @@ class Runtime(Protocol):
         """Ask every running pod to stop; force it after the grace period. True when none runs."""
         ...
 
-    def delete(self, workload_id: str) -> None:
-        """Forget a workload whose pods have stopped; a no-op when nothing is left."""
+    def delete(self, workload_id: str, *, keep_logs: bool = False) -> None:
+        """Forget a workload whose pods have stopped; a no-op when nothing is left. With
+        `keep_logs` (a suspended workload) what the pods printed stays readable, and their
+        next run appends to it."""
         ...
 
     def workload_ids(self) -> set[str]:

@@ -191,6 +191,16 @@ class WorkloadService:
             row = self._readable(unit, caller, workload_id)
             return row, unit.workloads.pods(workload_id, deleted=deleted)
 
+    def pod(self, caller: Principal, workload_id: str, pod_name: str) -> Pod:
+        """One pod of a workload the caller may read, also one that has ended or was removed
+        when the workload was suspended."""
+        with self._db.read() as unit:
+            self._readable(unit, caller, workload_id)
+            for pod in unit.workloads.pods(workload_id):
+                if pod.name == pod_name:
+                    return pod
+        raise NotFound(f"workload {workload_id} has no pod named {pod_name!r}")
+
     def events(
         self, caller: Principal, workload_id: str, *, offset: int, limit: int, order: SortOrder
     ) -> tuple[Workload, list[Event]]:

@@ -23,6 +23,7 @@ from lockstep.domain.errors import StoreUnavailable
 from lockstep.store.group_commit import WalSyncer
 from lockstep.store.identity import IdentityRepository
 from lockstep.store.organization import OrganizationRepository
+from lockstep.store.values import Sealing, ValueRepository
 from lockstep.store.workloads import WorkloadRepository
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
@@ -53,10 +54,11 @@ def _no_automatic_checkpoints(dbapi_connection: Any, _record: Any) -> None:
 class UnitOfWork:
     """The repositories of one transaction."""
 
-    def __init__(self, connection: Connection) -> None:
+    def __init__(self, connection: Connection, sealer: Sealing | None = None) -> None:
         self.workloads = WorkloadRepository(connection)
         self.organization = OrganizationRepository(connection)
         self.identity = IdentityRepository(connection)
+        self.values = ValueRepository(connection, sealer)
 
 
 def normalize_url(url: str) -> str:
@@ -74,10 +76,20 @@ def sqlite_url(path: Path) -> str:
 class Database:
     """One store: SQLite file or PostgreSQL database, shared by every thread of lockstep."""
 
-    def __init__(self, url: str, *, pool_size: int = 8, group_commit: bool = False) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 8,
+        group_commit: bool = False,
+        sealer: Sealing | None = None,
+    ) -> None:
         """`group_commit` (SQLite only): durable writes defer their fsync to a `WalSyncer`;
-        whoever acknowledges one must first wait for `when_durable` (the API server does)."""
+        whoever acknowledges one must first wait for `when_durable` (the API server does).
+        `sealer` seals and opens secrets' values; without one, writing a secret or reading
+        its values raises `SealingMissing` (everything else works)."""
         self.url = normalize_url(url)
+        self._sealer = sealer
         parsed = make_url(self.url)
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
         self._write_lock = threading.Lock() if self.is_sqlite else None
@@ -119,7 +131,7 @@ class Database:
         """Reads. On SQLite each statement runs on its own snapshot (no BEGIN/COMMIT round
         trips); on PostgreSQL they share one transaction."""
         with self._translated(), self.engine.connect() as connection, connection.begin():
-            yield UnitOfWork(connection)
+            yield UnitOfWork(connection, self._sealer)
 
     @contextmanager
     def write(self, *, durable: bool = True) -> Iterator[UnitOfWork]:
@@ -140,7 +152,7 @@ class Database:
                         self._begin_sqlite_write(connection, durable=wait_for_disk)
                     elif not durable:
                         connection.exec_driver_sql("SET LOCAL synchronous_commit TO OFF")
-                    yield UnitOfWork(connection)
+                    yield UnitOfWork(connection, self._sealer)
                 if durable and self._syncer is not None:
                     self._syncer.note_commit()
         finally:
@@ -188,8 +200,8 @@ class Database:
                 ) from error
             raise
 
-    def migrate(self) -> None:
-        """Bring the schema to the newest migration (idempotent)."""
+    def migrate(self, revision: str = "head") -> None:
+        """Bring the schema to `revision`, the newest migration by default (idempotent)."""
         logging.getLogger("alembic").setLevel(logging.WARNING)
         from alembic import command
         from alembic.config import Config
@@ -198,7 +210,7 @@ class Database:
         config.set_main_option("script_location", str(_MIGRATIONS))
         with self._translated(), self.engine.begin() as connection:
             config.attributes["connection"] = connection
-            command.upgrade(config, "head")
+            command.upgrade(config, revision)
 
     def ping(self) -> None:
         """Raise `StoreUnavailable` unless the store answers."""

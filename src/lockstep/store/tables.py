@@ -139,6 +139,7 @@ workloads = Table(
     Column("request", Text, nullable=False),
     Column("running_pods", Integer, nullable=False, server_default="0"),
     Column("parked", Boolean, nullable=False, server_default=text("false")),
+    Column("auto_delete_at", UtcDateTime),
     Index(
         "uq_workloads_live_name",
         "project_id",
@@ -170,6 +171,9 @@ pods = Table(
     Column("restarts", Integer, nullable=False, server_default="0"),
     Column("exit_code", Integer),
     Column("message", Text, nullable=False, server_default=""),
+    Column("reason", String(64)),
+    Column("ready", Boolean, nullable=False, server_default=text("false")),
+    Column("ports", Text, nullable=False, server_default="[]"),
     UniqueConstraint("workload_id", "name"),
 )
 
@@ -197,4 +201,32 @@ phase_changes = Table(
     Column("phase", String(16), nullable=False),
     Column("message", Text, nullable=False),
     Index("ix_phase_changes_workload", "workload_id", "id"),
+)
+
+secrets = Table(
+    "secrets",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("project_id", Integer, ForeignKey("projects.id"), nullable=False),
+    Column("name", String(63), nullable=False),
+    Column("key_names", Text, nullable=False),
+    Column("data", Text, nullable=False),
+    Column("created_by", String(255), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    UniqueConstraint("project_id", "name"),
+)
+"""`key_names` is a JSON list in clear, so listing opens nothing; `data` is sealed JSON."""
+
+config_maps = Table(
+    "config_maps",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("project_id", Integer, ForeignKey("projects.id"), nullable=False),
+    Column("name", String(63), nullable=False),
+    Column("data", Text, nullable=False),
+    Column("created_by", String(255), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    UniqueConstraint("project_id", "name"),
 )

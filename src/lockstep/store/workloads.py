@@ -43,6 +43,7 @@ from lockstep.domain.workload import (
     PhaseChange,
     Pod,
     PodPhase,
+    PortBinding,
     Workload,
     WorkloadUpdate,
 )
@@ -140,6 +141,9 @@ def _pod(row: Row[Any]) -> Pod:
         restarts=row.restarts,
         exit_code=row.exit_code,
         message=row.message,
+        reason=row.reason,
+        ready=row.ready,
+        ports=tuple(PortBinding(**port) for port in orjson.loads(row.ports)),
     )
 
 
@@ -176,7 +180,7 @@ _WORKLOAD_FIELDS = (
     "created_at", "desired_phase", "actual_phase", "phase_message", "phase_updated_at",
     "framework", "request", "priority_class", "priority", "category", "allocated_gpus",
     "deleted_at", "completed_at", "running_pods", "namespace", "project_name",
-    "department_name", "parked",
+    "department_name", "parked", "auto_delete_at",
 )  # fmt: skip
 _POSITIONS = {column.key: index for index, column in enumerate(_JOINED.selected_columns)}
 _workload_values = operator.itemgetter(*(_POSITIONS[name] for name in _WORKLOAD_FIELDS))
@@ -189,7 +193,7 @@ def _workload(row: Row[Any]) -> Workload:
         created_at, desired_phase, actual_phase, phase_message, phase_updated_at,
         framework, request, priority_class, priority, category, allocated_gpus,
         deleted_at, completed_at, running_pods, namespace, project_name,
-        department_name, parked,
+        department_name, parked, auto_delete_at,
     ) = _workload_values(row)  # fmt: skip
     return Workload(
         id=workload_id,
@@ -217,6 +221,7 @@ def _workload(row: Row[Any]) -> Workload:
         project_name=project_name,
         department_name=department_name or "",
         parked=parked,
+        auto_delete_at=auto_delete_at,
     )
 
 
@@ -317,8 +322,11 @@ class WorkloadRepository:
             self._record_phase(workload.id, phase, message, now)
         if change.parked is not None:
             values["parked"] = change.parked
+        if change.auto_delete_at is not None:
+            values["auto_delete_at"] = change.auto_delete_at
         if change.deleted:
             values["deleted_at"] = now
+            values["desired_phase"] = DesiredPhase.DELETED.value
         if change.deleted or change.pods_removed:
             self.mark_pods_deleted(workload.id, now)
             values["running_pods"] = 0
@@ -370,6 +378,9 @@ class WorkloadRepository:
             "restarts": pod.restarts,
             "exit_code": pod.exit_code,
             "message": pod.message,
+            "reason": pod.reason,
+            "ready": pod.ready,
+            "ports": orjson.dumps([port.to_json() for port in pod.ports]).decode(),
         }
         changed = self._db.execute(
             update(pods)
@@ -519,6 +530,7 @@ class WorkloadRepository:
                 workloads.c.actual_phase.not_in([p.value for p in (Phase.COMPLETED, Phase.FAILED)]),
                 workloads.c.desired_phase == DesiredPhase.DELETED.value,
                 workloads.c.running_pods > 0,
+                workloads.c.auto_delete_at.is_not(None),
             ),
             not_(and_(workloads.c.parked, workloads.c.actual_phase == Phase.PENDING.value)),
         )

@@ -66,7 +66,8 @@ async def get_workloads(
 ) -> Response:
     query = _query(filter_by, sort_by, sort_order, offset, limit, search, deleted)
     result = await services.calls.store(services.workloads.page, caller, query)
-    items = [views.workload_item(w) for w in result.items]
+    environments = services.image_environments
+    items = [views.workload_item(w, image_environments=environments) for w in result.items]
     return json_response(
         page(items, key="workloads", offset=query.offset, has_more=result.has_more)
     )
@@ -91,7 +92,12 @@ async def get_workload(
     workload_id: WorkloadId, caller: CallerDep, services: ServicesDep
 ) -> Response:
     workload = await services.calls.store(services.workloads.get, caller, str(workload_id))
-    item = views.workload_item(workload)
+    item = views.workload_item(workload, image_environments=services.image_environments)
+    if (workload.request.get("spec") or {}).get("exposedUrls"):
+        _, pods = await services.calls.store(
+            services.workloads.pods, caller, str(workload_id), deleted=False
+        )
+        item["urls"] = views.exposed_urls(workload, pods, host=services.public_host)
     message = workload.phase_message
     if workload.actual_phase is Phase.PENDING and message:
         item["pendingSchedulingMessages"] = [
@@ -117,7 +123,8 @@ async def get_workload_pods(
     if search:
         pods = [p for p in pods if search in p.name]
     chosen = pods[start : start + size]
-    items = [views.pod_item(p, workload) for p in chosen]
+    plan = workload.plan()
+    items = [views.pod_item(p, workload, plan) for p in chosen]
     return json_response(page(items, key="pods", offset=start, has_more=start + size < len(pods)))
 
 

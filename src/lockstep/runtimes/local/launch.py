@@ -1,20 +1,26 @@
 """Translate a replica plan into what the local runtime runs for each pod: argv, environment,
-working directory. Pure; `LocalRuntime.render` returns exactly this as the dry run."""
+working directory, limits. Pure; `LocalRuntime.render` returns exactly this as the dry run."""
 
 from __future__ import annotations
 
+import math
 import shlex
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from lockstep.domain.plan import Replica, ReplicaPlan, Role
+from lockstep.domain.quantities import parse_quantity
+from lockstep.domain.values import ProjectValues, ValueKind
+from lockstep.domain.workload import PortBinding
 from lockstep.frameworks.endpoints import Endpoints
 from lockstep.frameworks.registry import wiring_for
 from lockstep.runtimes.base import PodStartError
+from lockstep.runtimes.local.probes import HttpProbe
 from lockstep.runtimes.local.processes import POD_MARKER
 from lockstep.schemas.distributed import DistributedFramework
-from lockstep.schemas.pod import EnvironmentVariable
+from lockstep.schemas.pod import EnvironmentVariable, ProbeScheme
 
 LOOPBACK = "127.0.0.1"
 
@@ -44,6 +50,66 @@ class PodIdentity:
 
 
 @dataclass(frozen=True, slots=True)
+class Limits:
+    """What a pod's processes may use, from its compute spec."""
+
+    memory_bytes: int | None = None
+    cpu_cores: float | None = None
+
+    @property
+    def whole_cpus(self) -> int | None:
+        """The cores a CPU limit pins the pod to where it cannot be a quota."""
+        return None if self.cpu_cores is None else max(1, math.ceil(self.cpu_cores))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"memoryBytes": self.memory_bytes, "cpuCores": self.cpu_cores}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Limits:
+        return cls(memory_bytes=data.get("memoryBytes"), cpu_cores=data.get("cpuCores"))
+
+
+def limits_of(replica: Replica) -> Limits:
+    compute = replica.spec.compute
+    if compute is None:
+        return Limits()
+    memory = compute.cpu_memory_limit
+    return Limits(
+        memory_bytes=None if memory is None else math.ceil(parse_quantity(str(memory))),
+        cpu_cores=compute.cpu_core_limit or None,
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ImageEnvironment:
+    """A local Python environment (a venv or conda prefix) standing in for an image."""
+
+    prefix: Path
+
+    def variables(self, inherited_path: str) -> dict[str, str]:
+        """Its bin/ first on PATH, and the variable its kind of environment sets."""
+        kind = "VIRTUAL_ENV" if (self.prefix / "pyvenv.cfg").exists() else "CONDA_PREFIX"
+        path = (
+            f"{self.prefix / 'bin'}:{inherited_path}"
+            if inherited_path
+            else str(self.prefix / "bin")
+        )
+        return {"PATH": path, kind: str(self.prefix)}
+
+
+def environment_for_image(image: str, environments: Mapping[str, Path]) -> ImageEnvironment | None:
+    """The environment an operator mapped to `image`: its exact name first, then its
+    repository without tag or digest (`pytorch/pytorch` for `pytorch/pytorch:2.4-cuda12`)."""
+    if image in environments:
+        return ImageEnvironment(environments[image])
+    repository = image.split("@", 1)[0]
+    if ":" in repository.rsplit("/", 1)[-1]:
+        repository = repository.rsplit(":", 1)[0]
+    found = environments.get(repository)
+    return None if found is None else ImageEnvironment(found)
+
+
+@dataclass(frozen=True, slots=True)
 class Launch:
     """One pod's process: what runs, with which environment, where."""
 
@@ -54,7 +120,15 @@ class Launch:
     argv: tuple[str, ...]
     env: Mapping[str, str]
     working_dir: str | None
+    project_id: str = ""
+    references: Mapping[str, ValueReference] = field(default_factory=dict)
+    """Variables read from the project's secrets and config maps when the pod starts."""
     notes: tuple[str, ...] = field(default=())
+    limits: Limits = field(default_factory=Limits)
+    create_home_dir: bool = False
+    """HOME is a directory of the pod's own, created when the pod starts."""
+    ports: tuple[PortBinding, ...] = ()
+    readiness: HttpProbe | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -65,6 +139,12 @@ class Launch:
             "argv": list(self.argv),
             "env": dict(self.env),
             "workingDir": self.working_dir,
+            "projectId": self.project_id,
+            "references": {name: ref.to_json() for name, ref in self.references.items()},
+            "limits": self.limits.to_json(),
+            "createHomeDir": self.create_home_dir,
+            "ports": [port.to_json() for port in self.ports],
+            "readiness": None if self.readiness is None else self.readiness.to_json(),
             "notes": list(self.notes),
         }
 
@@ -78,11 +158,24 @@ class Launch:
             argv=tuple(data["argv"]),
             env=dict(data["env"]),
             working_dir=data["workingDir"],
+            project_id=data.get("projectId", ""),
+            references={
+                name: ValueReference.from_json(ref)
+                for name, ref in (data.get("references") or {}).items()
+            },
             notes=tuple(data["notes"]),
+            limits=Limits.from_json(data.get("limits") or {}),
+            create_home_dir=bool(data.get("createHomeDir")),
+            ports=tuple(PortBinding(**port) for port in data.get("ports") or ()),
+            readiness=None if not data.get("readiness") else HttpProbe.from_json(data["readiness"]),
         )
 
 
-WAIT_LIKE_SSHD = ("/bin/sh", "-c", "trap 'exit 0' TERM; while :; do sleep 3600 & wait $!; done")
+WAIT_LIKE_SSHD = (
+    "/bin/sh",
+    "-c",
+    "trap 'exit 0' TERM; exec >/dev/null 2>&1; while :; do sleep 3600 & wait $!; done",
+)
 """What an MPI worker without a command runs: nothing, until it is stopped (as `sshd -De`
 would, serving the launcher's remote starts)."""
 
@@ -121,18 +214,56 @@ _FIELD_REFS: dict[str, Callable[[PodIdentity], str]] = {
 }
 
 
-def resolve(variable: EnvironmentVariable, pod: PodIdentity) -> str:
-    """The value of one environment variable. A reference wins over a literal value."""
-    if variable.secret is not None:
-        raise PodStartError(
-            f"environment variable {variable.name}: secret references are not available "
-            "in the local runtime yet"
-        )
-    if variable.config_map is not None:
-        raise PodStartError(
-            f"environment variable {variable.name}: configMap references are not available "
-            "in the local runtime yet"
-        )
+@dataclass(frozen=True, slots=True)
+class ValueReference:
+    """An environment variable whose value is a key of a secret or config map of the
+    workload's project, read when the pod starts (so it is never written to disk)."""
+
+    kind: ValueKind
+    name: str
+    key: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"kind": self.kind.value, "name": self.name, "key": self.key}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, str]) -> ValueReference:
+        return cls(ValueKind(data["kind"]), data["name"], data["key"])
+
+    def value_in(self, values: ProjectValues) -> str | None:
+        if self.kind is ValueKind.SECRET:
+            return values.secret(self.name, self.key)
+        return values.config_map(self.name, self.key)
+
+
+def resolve_references(launch: Launch, values: ProjectValues) -> dict[str, str]:
+    """The values of a launch's references; `PodStartError` naming the first one missing."""
+    resolved = {}
+    for variable, reference in launch.references.items():
+        value = reference.value_in(values)
+        if value is None:
+            raise PodStartError(
+                f"environment variable {variable}: the project has no {reference.kind} "
+                f"{reference.name!r} with a key {reference.key!r}"
+            )
+        resolved[variable] = value
+    return resolved
+
+
+def resolve(variable: EnvironmentVariable, pod: PodIdentity) -> str | ValueReference:
+    """The value of one environment variable, or the reference to read it from when the pod
+    starts. A reference wins over a literal value."""
+    for kind, reference in (
+        (ValueKind.SECRET, variable.secret),
+        (ValueKind.CONFIG_MAP, variable.config_map),
+    ):
+        if reference is not None:
+            if not reference.name or not reference.key:
+                raise PodStartError(
+                    f"environment variable {variable.name}: a {kind} reference needs a name "
+                    "and a key"
+                )
+            return ValueReference(kind, reference.name, reference.key)
     if variable.pod_field_ref is not None and variable.pod_field_ref.path is not None:
         path = variable.pod_field_ref.path
         if path not in _FIELD_REFS:
@@ -156,25 +287,93 @@ def launch_of(
     pod: PodIdentity,
     endpoints: Endpoints,
     inherited: Mapping[str, str],
+    project_id: str,
+    ports: Sequence[PortBinding] = (),
     runtime_env: Mapping[str, str] | None = None,
+    image_environments: Mapping[str, Path] | None = None,
 ) -> Launch:
     """The launch of one replica; `PodStartError` when it cannot be run here. `runtime_env`
-    holds variables the runtime adds, such as the paths of files it prepared for the pod."""
+    holds variables the runtime adds, such as the paths of files it prepared for the pod;
+    `image_environments` the local environments operators mapped to image names."""
     env = {key: inherited[key] for key in PASS_THROUGH if key in inherited}
     env |= {key: value for key, value in inherited.items() if key.startswith("LC_")}
+    image = replica.spec.image or ""
+    notes: list[str] = []
+    mapped = environment_for_image(image, image_environments or {})
+    if mapped is not None:
+        env |= mapped.variables(env.get("PATH", ""))
+        notes.append(f"image {image} runs in the local environment {mapped.prefix}")
+    else:
+        notes.append(
+            f"image {image or '(none)'} has no local environment mapped: the pod runs in "
+            "lockstep's own environment"
+        )
+    if replica.spec.compute is not None and replica.spec.compute.large_shm_request:
+        notes.append("largeShmRequest: the pod shares this machine's /dev/shm")
+    references: dict[str, ValueReference] = {}
     for variable in replica.spec.environment_variables or ():
         if variable.exclude or not variable.name:
             continue
-        env[variable.name] = resolve(variable, pod)
+        value = resolve(variable, pod)
+        if isinstance(value, ValueReference):
+            references[variable.name] = value
+            env.pop(variable.name, None)
+        else:
+            env[variable.name] = value
+            references.pop(variable.name, None)
     env |= wiring_for(plan.framework)(plan, replica, endpoints)
+    env |= {host_port_variable(port.container): str(port.host) for port in ports}
     env |= runtime_env or {}
     env |= {"HOSTNAME": pod.name, POD_MARKER: pod.uid}
     return Launch(
+        project_id=project_id,
+        references={n: r for n, r in references.items() if n not in env},
         pod_name=replica.pod_name,
         role=replica.role.value,
         index=replica.index,
-        image=replica.spec.image or "",
+        image=image,
         argv=argv_of(plan, replica),
         env=env,
         working_dir=replica.spec.working_dir,
+        notes=tuple(notes),
+        limits=limits_of(replica),
+        create_home_dir=bool(replica.spec.create_home_dir),
+        ports=tuple(ports),
+        readiness=readiness_of(replica, ports),
+    )
+
+
+def host_port_variable(container_port: int) -> str:
+    """The variable that tells a pod where its container port is on this machine."""
+    return f"LOCKSTEP_HOST_PORT_{container_port}"
+
+
+def container_ports(replica: Replica) -> list[tuple[int, int | None, str | None]]:
+    """The ports a replica declares: container port, the machine port asked for, name."""
+    return [
+        (port.container, port.external, port.name)
+        for port in replica.spec.ports or ()
+        if not port.exclude and port.container is not None
+    ]
+
+
+def readiness_of(replica: Replica, ports: Sequence[PortBinding]) -> HttpProbe | None:
+    """The replica's httpGet readiness probe, aimed at the machine port of its container
+    port (the port itself when the pod does not declare it)."""
+    probes = replica.spec.probes
+    probe = None if probes is None else probes.readiness
+    get = None if probe is None or probe.handler is None else probe.handler.http_get
+    if probe is None or get is None or get.port is None:
+        return None
+    host_port = next((p.host for p in ports if p.container == get.port), get.port)
+    return HttpProbe(
+        port=host_port,
+        path=get.path or "/",
+        host=get.host or LOOPBACK,
+        https=get.scheme is ProbeScheme.HTTPS,
+        initial_delay=float(probe.initial_delay_seconds or 0),
+        period=float(probe.period_seconds or 10),
+        timeout=float(probe.timeout_seconds or 1),
+        success_threshold=probe.success_threshold or 1,
+        failure_threshold=probe.failure_threshold or 3,
     )

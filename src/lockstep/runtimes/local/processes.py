@@ -2,7 +2,9 @@
 signal it, and find every process that carries a pod's marker.
 
 A pod's command runs under `/bin/sh`, which writes its own pid first and the command's exit
-status last, so the outcome is on disk even when lockstep was not running when it ended.
+status last, so the outcome is on disk even when lockstep was not running when it ended. The
+command's stdout and stderr go to the pod's output; the shell's own messages (such as
+"Terminated") go nowhere.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 POD_MARKER = "LOCKSTEP_POD_UID"
@@ -18,9 +20,15 @@ POD_MARKER = "LOCKSTEP_POD_UID"
 
 _WRAPPER = (
     'cd -- "$1" || { echo 126 > "$0"; exit 126; }; shift; '
-    'echo $$ > "$0.pid"; trap true TERM; "$@"; status=$?; '
+    'echo $$ > "$0.pid"; IFS= read -r go <&3 || exit 125; exec 3<&-; '
+    'trap true TERM; ( exec "$@" 2>&1 ); status=$?; '
     'echo "$status" > "$0.tmp" && mv "$0.tmp" "$0"; exit "$status"'
 )
+"""Records its pid, waits at the gate (fd 3) until lockstep has confined it, runs the command
+and records its exit status. Without the gate opened (lockstep died meanwhile) it ends with no
+exit status, which recovery reads as a start to redo."""
+
+_GATE = 3
 
 
 def spawn(
@@ -28,22 +36,42 @@ def spawn(
     *,
     env: Mapping[str, str],
     cwd: Path,
-    log: Path,
+    output: Path,
     exit_file: Path,
+    prepare: Callable[[int], None] | None = None,
 ) -> int:
-    """Start `argv` in `cwd` as the leader of a new session; output is appended to `log`.
-    Returns the pid of the wrapper, which is the process group's id too."""
-    return os.posix_spawn(
-        "/bin/sh",
-        ["/bin/sh", "-c", _WRAPPER, str(exit_file), str(cwd), *argv],
-        dict(env),
-        file_actions=[
-            (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
-            (os.POSIX_SPAWN_OPEN, 1, str(log), os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644),
-            (os.POSIX_SPAWN_DUP2, 1, 2),
-        ],
-        setsid=True,
-    )
+    """Start `argv` in `cwd` as the leader of a new session, its stdout and stderr written to
+    `output` (a file or the pod's log pipe, opened read-write so that a pipe never blocks the
+    open nor raises SIGPIPE). `prepare` gets the wrapper's pid before the command runs, to put
+    limits on it that its processes inherit; if it raises, the command never runs. Returns the
+    pid of the wrapper, which is the process group's id too."""
+    gate_read, gate_write = os.pipe()
+    try:
+        pid = os.posix_spawn(
+            "/bin/sh",
+            ["/bin/sh", "-c", _WRAPPER, str(exit_file), str(cwd), *argv],
+            dict(env),
+            file_actions=[
+                (os.POSIX_SPAWN_OPEN, 0, os.devnull, os.O_RDONLY, 0),
+                (os.POSIX_SPAWN_OPEN, 1, str(output), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644),
+                (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
+                (os.POSIX_SPAWN_DUP2, gate_read, _GATE),
+            ],
+            setsid=True,
+        )
+    finally:
+        os.close(gate_read)
+    try:
+        if prepare is not None:
+            prepare(pid)
+        os.write(gate_write, b"go\n")
+    except BaseException:
+        os.close(gate_write)  # the wrapper ends at its closed gate
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(pid, 0)
+        raise
+    os.close(gate_write)
+    return pid
 
 
 def reap(pid: int) -> None:

@@ -5,7 +5,7 @@ ssh to start its daemon "on" a worker.
 
 The command runs inside the named worker pod as far as one machine allows: with that pod's
 environment (including its marker, so stopping the pod stops it too), in its working directory,
-with its output appended to the pod's log. Options meant for ssh (`-o X`, `-x`, …) are ignored.
+with its output going into the pod's log. Options meant for ssh (`-o X`, `-x`, …) are ignored.
 """
 
 from __future__ import annotations
@@ -41,10 +41,10 @@ def main(arguments: list[str]) -> None:
         raise SystemExit(f"rsh: no pod named {pod} in this workload")
     launch = Launch.from_json(read_json(files.launch))
     os.chdir(launch.working_dir or files.directory)
-    log = os.open(files.log, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-    os.dup2(log, 1)
-    os.dup2(log, 2)
-    os.close(log)
+    output = os.open(files.pipe, os.O_RDWR)
+    os.dup2(output, 1)
+    os.dup2(output, 2)
+    os.close(output)
     os.execve("/bin/sh", ["/bin/sh", "-c", " ".join(command)], dict(launch.env))  # noqa: S606
 
 

@@ -11,7 +11,6 @@ import contextlib
 import os
 import shutil
 import signal
-import socket
 import sys
 import threading
 import time
@@ -21,25 +20,31 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from lockstep.domain.errors import LockstepError
 from lockstep.domain.plan import ReplicaPlan, Role
+from lockstep.domain.quantities import binary_quantity
+from lockstep.domain.values import ProjectValues
 from lockstep.domain.workload import PodPhase, Workload
 from lockstep.frameworks import mpi
 from lockstep.frameworks.endpoints import Endpoint
-from lockstep.runtimes.base import Capacity, PodStartError, PodStatus
+from lockstep.runtimes.base import OOM_KILLED, Capacity, PodStartError, PodStatus
 from lockstep.runtimes.local import machine, processes
-from lockstep.runtimes.local.launch import LOOPBACK, Launch, PodIdentity, launch_of
+from lockstep.runtimes.local.confinement import Confined, Confinement
+from lockstep.runtimes.local.launch import (
+    LOOPBACK,
+    Launch,
+    PodIdentity,
+    launch_of,
+    resolve_references,
+)
+from lockstep.runtimes.local.logs import DEFAULT_MAX_BYTES, LogCollector, make_pipe, parse
+from lockstep.runtimes.local.ports import WorkloadPorts, allocate
+from lockstep.runtimes.local.probes import Prober
 from lockstep.runtimes.local.state import PodFiles, PodState, read_json, write_json
 from lockstep.runtimes.local.watcher import ExitWatcher
 from lockstep.schemas.distributed import DistributedFramework, MpiLauncherCreationPolicy
 
 _PORTS = "ports.json"
-
-
-def free_port() -> int:
-    """A TCP port nobody listens on right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind((LOOPBACK, 0))
-        return int(probe.getsockname()[1])
 
 
 def _moment(timestamp: float | None) -> datetime | None:
@@ -57,7 +62,13 @@ class LocalRuntime:
         capacity: Capacity | None = None,
         environ: Mapping[str, str] | None = None,
         wall_clock: Callable[[], float] = time.time,
+        log_max_bytes: int = DEFAULT_MAX_BYTES,
+        cgroup_dir: Path | None = None,
+        image_environments: Mapping[str, Path] | None = None,
+        values: Callable[[str], ProjectValues] | None = None,
     ) -> None:
+        """`values` gives a project's secrets and config maps, read when a pod that refers to
+        them starts."""
         self._root = root.resolve()
         self._root.mkdir(parents=True, exist_ok=True)
         self._capacity = capacity or machine.detect()
@@ -65,12 +76,21 @@ class LocalRuntime:
         self._now = wall_clock
         self._lock = threading.RLock()
         self._watcher = ExitWatcher(on_change)
+        self._logs = LogCollector(max_bytes=log_max_bytes, clock=wall_clock)
+        self._image_environments = dict(image_environments or {})
+        self._values = values or (lambda _: ProjectValues())
+        self._by_uid: dict[str, PodFiles] = {}
+        self._launches: dict[Path, Launch] = {}
+        self._prober = Prober(on_change)
+        self._confinement = Confinement(
+            cgroup_dir=cgroup_dir, on_memory_exceeded=self._memory_exceeded
+        )
         self._readopt()
 
     # --- the Runtime interface ---------------------------------------------------------
 
     def render(self, workload: Workload, plan: ReplicaPlan) -> dict[str, Any]:
-        ports = self._read_ports(workload.id) or {r.pod_name: 0 for r in plan.replicas}
+        ports = self._read_ports(workload.id) or WorkloadPorts.placeholder(plan)
         pods: list[dict[str, Any]] = []
         for replica in plan.replicas:
             try:
@@ -175,7 +195,8 @@ class LocalRuntime:
                 self._spawn(workload.id, files, state, Launch.from_json(read_json(files.launch)))
 
     def log_tail(self, workload_id: str, pod_name: str, *, lines: int) -> list[str]:
-        return tail_lines(self._files(workload_id, pod_name).log, lines)
+        stored = tail_lines(self._files(workload_id, pod_name).log, lines)
+        return [parse(line).text for line in stored]
 
     def stop(self, workload_id: str, *, grace_seconds: float) -> bool:
         with self._lock:
@@ -203,11 +224,24 @@ class LocalRuntime:
                     running = True
             return not running
 
-    def delete(self, workload_id: str) -> None:
+    def delete(self, workload_id: str, *, keep_logs: bool = False) -> None:
         with self._lock:
             directory = self._root / workload_id
-            if directory.is_dir():
+            self._logs.finish_under(directory)
+            for path in [p for p in self._launches if p.parent == directory]:
+                del self._launches[path]
+            if not directory.is_dir():
+                return
+            if not keep_logs:
                 shutil.rmtree(directory, ignore_errors=True)
+                return
+            for path in directory.iterdir():
+                if path.is_dir() and (path / "log").exists():
+                    _remove_all_but_logs(PodFiles(path))
+                elif path.is_dir():
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    path.unlink(missing_ok=True)
 
     def workload_ids(self) -> set[str]:
         with self._lock:
@@ -218,22 +252,25 @@ class LocalRuntime:
 
     def close(self) -> None:
         self._watcher.close()
+        self._prober.close()
+        self._confinement.close()
+        self._logs.close()
 
     # --- pods ---------------------------------------------------------------------------
 
     def _files(self, workload_id: str, pod_name: str) -> PodFiles:
         return PodFiles(self._root / workload_id / pod_name)
 
-    def _read_ports(self, workload_id: str) -> dict[str, int] | None:
+    def _read_ports(self, workload_id: str) -> WorkloadPorts | None:
         path = self._root / workload_id / _PORTS
-        return read_json(path) if path.exists() else None
+        return WorkloadPorts.from_json(read_json(path)) if path.exists() else None
 
-    def _ensure_ports(self, workload_id: str, plan: ReplicaPlan) -> dict[str, int]:
+    def _ensure_ports(self, workload_id: str, plan: ReplicaPlan) -> WorkloadPorts:
         ports = self._read_ports(workload_id)
         if ports is None:
             (self._root / workload_id).mkdir(parents=True, exist_ok=True)
-            ports = {replica.pod_name: free_port() for replica in plan.replicas}
-            write_json(self._root / workload_id / _PORTS, ports)
+            ports = allocate(plan)
+            write_json(self._root / workload_id / _PORTS, ports.to_json())
         return ports
 
     def _launch(
@@ -241,16 +278,18 @@ class LocalRuntime:
         workload: Workload,
         plan: ReplicaPlan,
         pod_name: str,
-        ports: dict[str, int],
+        ports: WorkloadPorts,
         *,
         uid: str,
     ) -> Launch:
-        endpoints = {name: Endpoint(LOOPBACK, port) for name, port in ports.items()}
+        endpoints = {name: Endpoint(LOOPBACK, port) for name, port in ports.endpoints.items()}
         identity = PodIdentity(
             uid=uid, name=pod_name, namespace=workload.namespace, node_name=self._capacity.node_name
         )
         replica = plan.replica(pod_name)
         runtime_env: dict[str, str] = {}
+        if replica.spec.create_home_dir:
+            runtime_env["HOME"] = str(self._root / workload.id / pod_name / "home")
         if plan.framework is DistributedFramework.MPI:
             runtime_env |= mpi.ON_ONE_MACHINE
             if replica.role is Role.LAUNCHER:
@@ -264,7 +303,10 @@ class LocalRuntime:
             pod=identity,
             endpoints=endpoints,
             inherited=self._environ,
+            project_id=workload.project_id,
+            ports=ports.containers.get(pod_name, ()),
             runtime_env=runtime_env,
+            image_environments=self._image_environments,
         )
 
     def _spawn(self, workload_id: str, files: PodFiles, state: PodState, launch: Launch) -> None:
@@ -274,20 +316,72 @@ class LocalRuntime:
                 state.evolve(error=f"the working directory {cwd} does not exist on this machine")
             )
             return
+        confined = Confined()
+
+        def confine(pid: int) -> None:
+            nonlocal confined
+            confined = self._confinement.confine(state.uid, pid, launch.limits)
+
         try:
+            env = dict(launch.env)
+            if launch.references:
+                env |= resolve_references(launch, self._values(launch.project_id))
+        except (PodStartError, LockstepError) as error:
+            files.write_state(state.evolve(error=str(error)))
+            return
+        try:
+            if launch.create_home_dir:
+                Path(launch.env["HOME"]).mkdir(exist_ok=True)
+            make_pipe(files)
+            self._logs.attach(files)
             pid = processes.spawn(
                 launch.argv,
-                env=launch.env,
+                env=env,
                 cwd=cwd,
-                log=files.log,
+                output=files.pipe,
                 exit_file=files.exit_file(state.attempt),
+                prepare=confine,
             )
         except OSError as error:
+            self._confinement.release(state.uid, confined)
             files.write_state(state.evolve(error=f"could not start the pod: {error}"))
             return
         ticks = processes.start_ticks(pid)
-        files.write_state(state.evolve(pid=pid, ticks=ticks, started_at=self._now()))
+        files.write_state(
+            state.evolve(
+                pid=pid,
+                ticks=ticks,
+                started_at=self._now(),
+                cpus=None if confined.cpus is None else list(confined.cpus),
+                cgroup=confined.cgroup,
+            )
+        )
+        self._by_uid[state.uid] = files
         self._watcher.watch(pid, workload_id)
+        if launch.readiness is not None:
+            self._prober.watch(state.uid, workload_id, launch.readiness, started=time.monotonic())
+
+    def _launch_in(self, files: PodFiles) -> Launch:
+        """The pod's launch as written before it started (it never changes), remembered."""
+        launch = self._launches.get(files.directory)
+        if launch is None:
+            launch = self._launches[files.directory] = Launch.from_json(read_json(files.launch))
+        return launch
+
+    def _memory_exceeded(self, uid: str) -> None:
+        """The watchdog's verdict: record it, then kill the pod as the kernel would."""
+        with self._lock:
+            files = self._by_uid.get(uid)
+            if files is None:
+                return
+            with contextlib.suppress(FileNotFoundError):
+                state = files.read_state()
+                if state.uid != uid or not self._alive(state) or state.oom_killed:
+                    return
+                files.write_state(state.evolve(oom_killed=True))
+                assert state.pid is not None
+                processes.signal_group(state.pid, signal.SIGKILL)
+                processes.kill_marked(uid)
 
     def _resume_launch(self, workload_id: str, files: PodFiles, *, hold: bool) -> None:
         """A pod created earlier that is not running: start it if it was held back and need
@@ -311,6 +405,18 @@ class LocalRuntime:
             processes.kill_marked(state.uid)
             self._spawn(workload_id, files, state, Launch.from_json(read_json(files.launch)))
 
+    def _adopt(self, workload_id: str, files: PodFiles, state: PodState) -> None:
+        """Take a live pod started by an earlier run of lockstep back under watch."""
+        assert state.pid is not None
+        launch = self._launch_in(files)
+        self._confinement.adopt(state.uid, state.pid, launch.limits, _confined(state))
+        self._by_uid[state.uid] = files
+        self._watcher.watch(state.pid, workload_id)
+        if launch.readiness is not None:
+            running_for = max(0.0, self._now() - (state.started_at or self._now()))
+            started = time.monotonic() - running_for
+            self._prober.watch(state.uid, workload_id, launch.readiness, started=started)
+
     def _alive(self, state: PodState) -> bool:
         return (
             state.pid is not None
@@ -327,8 +433,14 @@ class LocalRuntime:
             processes.reap(state.pid)
             processes.signal_group(state.pid, signal.SIGKILL)
         processes.kill_marked(state.uid)
+        self._logs.finish(files)
+        confined = _confined(state)
+        oom_killed = state.oom_killed or self._confinement.oom_killed(confined)
+        self._confinement.release(state.uid, confined)
+        self._prober.forget(state.uid)
+        self._by_uid.pop(state.uid, None)
         ended = _mtime(files.exit_file(state.attempt)) or self._now()
-        state = state.evolve(swept=True, finished_at=ended)
+        state = state.evolve(swept=True, finished_at=ended, oom_killed=oom_killed)
         files.write_state(state)
         return state
 
@@ -353,14 +465,26 @@ class LocalRuntime:
             waiting = "waiting for every worker to run" if state.waiting else "starting"
             return PodStatus(phase=PodPhase.PENDING, message=waiting, **common)
         common["ip"] = LOOPBACK
+        launch = self._launch_in(files)
+        common["ports"] = launch.ports
         if self._alive(state):
-            return PodStatus(phase=PodPhase.RUNNING, **common)
+            ready = launch.readiness is None or self._prober.is_ready(state.uid)
+            return PodStatus(phase=PodPhase.RUNNING, ready=ready, **common)
         state = self._sweep(files, state)
         code = files.exit_code(state.attempt)
         common |= {
             "finished_at": _moment(state.finished_at),
             "stopped": state.stop_deadline is not None,
         }
+        if state.oom_killed:
+            limit = launch.limits.memory_bytes
+            return PodStatus(
+                phase=PodPhase.FAILED,
+                exit_code=137 if code is None else code,
+                reason=OOM_KILLED,
+                message=f"OOMKilled: it used more than its memory limit of {describe(limit)}",
+                **common,
+            )
         if code is None:
             message = (
                 "stopped by lockstep"
@@ -378,15 +502,34 @@ class LocalRuntime:
     # --- recovery -----------------------------------------------------------------------
 
     def _readopt(self) -> None:
-        """Watch every live pod left by a previous run of lockstep."""
+        """Watch every live pod left by a previous run of lockstep, and collect the output of
+        every pod not swept yet (one that ended meanwhile may have left lines in its pipe)."""
         for workload_dir in (p for p in self._root.iterdir() if p.is_dir()):
             for pod_dir in (p for p in workload_dir.iterdir() if p.is_dir()):
                 files = PodFiles(pod_dir)
                 with contextlib.suppress(FileNotFoundError):
                     state = files.read_state()
+                    if state.pid is not None and not state.swept:
+                        self._logs.attach(files)
                     if self._alive(state):
-                        assert state.pid is not None
-                        self._watcher.watch(state.pid, workload_dir.name)
+                        self._adopt(workload_dir.name, files, state)
+
+
+def describe(limit: int | None) -> str:
+    return "(unknown)" if limit is None else binary_quantity(limit)
+
+
+def _confined(state: PodState) -> Confined:
+    return Confined(cpus=None if state.cpus is None else tuple(state.cpus), cgroup=state.cgroup)
+
+
+def _remove_all_but_logs(files: PodFiles) -> None:
+    """Forget a pod but keep what it printed: the state goes first, so that a crash midway
+    leaves a pod that is not there rather than a broken one."""
+    files.state.unlink(missing_ok=True)
+    for path in files.directory.iterdir():
+        if path not in {files.log, files.rotated_log}:
+            path.unlink(missing_ok=True)
 
 
 def _mtime(path: Path) -> float | None:

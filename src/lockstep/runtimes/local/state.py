@@ -7,9 +7,11 @@
     <root>/<workload id>/<pod>/state.json    attempt, pid, start ticks, stop request, error
     <root>/<workload id>/<pod>/exit-<n>      exit status of attempt n, written by the wrapper
     <root>/<workload id>/<pod>/exit-<n>.pid  the wrapper's pid, written first thing
-    <root>/<workload id>/<pod>/log           everything the pod printed, all attempts
+    <root>/<workload id>/<pod>/out.fifo      the pipe the pod's stdout and stderr go into
+    <root>/<workload id>/<pod>/log           what the pod printed, each line time-stamped
+    <root>/<workload id>/<pod>/log.1         the older lines, once `log` reached its cap
 
-Every file is replaced atomically, so a crash at any point leaves a readable state.
+Every file but the logs is replaced atomically, so a crash at any point leaves a readable state.
 """
 
 from __future__ import annotations
@@ -60,6 +62,12 @@ class PodState:
     swept: bool = False
     """Whatever was left of the attempt's processes has been killed (done once: afterwards
     the group id may belong to someone else)."""
+    cpus: list[int] | None = None
+    """The cores the attempt is pinned to (a CPU limit without cgroups)."""
+    cgroup: str | None = None
+    """The attempt's cgroup (limits with cgroups)."""
+    oom_killed: bool = False
+    """The attempt was killed for exceeding its memory limit."""
 
     def evolve(self, **changes: Any) -> PodState:
         return replace(self, **changes)
@@ -78,8 +86,16 @@ class PodFiles:
         return self.directory / "state.json"
 
     @property
+    def pipe(self) -> Path:
+        return self.directory / "out.fifo"
+
+    @property
     def log(self) -> Path:
         return self.directory / "log"
+
+    @property
+    def rotated_log(self) -> Path:
+        return self.directory / "log.1"
 
     def exit_file(self, attempt: int) -> Path:
         return self.directory / f"exit-{attempt}"
