@@ -9,8 +9,10 @@ import os
 from enum import StrEnum
 from pathlib import Path
 
-from pydantic import Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from lockstep.domain.quantities import parse_quantity
 
 
 def default_data_dir() -> Path:
@@ -23,6 +25,39 @@ class LogFormat(StrEnum):
     AUTO = "auto"
     JSON = "json"
     TEXT = "text"
+
+
+class TaintSettings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    key: str = Field(min_length=1)
+    value: str = ""
+    effect: str = Field(default="NoSchedule", pattern="^(NoSchedule|NoExecute|PreferNoSchedule)$")
+
+
+class NodeSettings(BaseModel):
+    """One node of the local runtime: this machine, or a virtual node sharing it. Whatever is
+    left out is this machine's own (its host name, its cores, memory and GPUs)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    name: str | None = Field(default=None, min_length=1, max_length=63)
+    pool: str = Field(default="default", min_length=1)
+    labels: dict[str, str] = Field(default_factory=dict)
+    taints: list[TaintSettings] = Field(default_factory=list)
+    cpu_cores: float | None = Field(default=None, gt=0)
+    memory: str | None = None
+    """A quantity: `64Gi`."""
+    gpus: int | None = Field(default=None, ge=0)
+    gpu_memory: str | None = None
+    """Each GPU's memory, a quantity (by default what the driver reports)."""
+
+    @field_validator("memory", "gpu_memory")
+    @classmethod
+    def _quantity(cls, value: str | None) -> str | None:
+        if value is not None:
+            parse_quantity(value)  # raises ValueError naming the rule
+        return value
 
 
 class Settings(BaseSettings):
@@ -48,6 +83,9 @@ class Settings(BaseSettings):
     image_environments: dict[str, Path] = Field(default_factory=dict)
     """Image names (or repositories without a tag) and the local Python environment (venv or
     conda prefix) their pods run in, as JSON: `{"pytorch/pytorch": "/opt/envs/torch"}`."""
+    nodes: list[NodeSettings] = Field(default_factory=list, max_length=256)
+    """The local runtime's nodes, as JSON: `[{"name": "a", "pool": "a100", "gpus": 4}]`.
+    Unset: one node, this machine as detected."""
     log_level: str = "info"
     log_format: LogFormat = LogFormat.AUTO
 

@@ -58,19 +58,32 @@ def test_example_request_is_accepted_and_read_back_unchanged(api: Api) -> None:
     assert got["clusterId"] == request["clusterId"]
 
 
-def test_example_workload_waits_for_a_gpu_on_a_machine_without_one(api: Api) -> None:
+def test_example_workload_is_parked_naming_the_node_pools_it_asks_for(api: Api) -> None:
+    """The example asks for a pod affinity, node pools and a node type this machine's node
+    lacks: it waits, parked, with a message naming what no node offers."""
     request = json.loads((EXAMPLES / "create-request.json").read_text())
     request["clusterId"] = api.cluster_id()
     request["projectId"] = "1"
     workload_id = api.create(request)["workloadId"]
-    if api.client.app.state.controller.runtime.capacity().gpus:  # type: ignore[attr-defined]
-        return
-    pending = api.wait_for(workload_id, {"Pending"})
 
-    def explained() -> dict[str, Any] | None:
+    def explained_for(workload_id: str) -> dict[str, Any] | None:
         item = api.workload(workload_id)
-        return item if "GPUs requested" in item["phaseMessage"] else None
+        return item if "never fit" in item["phaseMessage"] else None
 
-    item = poll(explained, timeout=30, what="a pending reason naming GPUs")
-    assert pending["phase"] == "Pending"
-    assert "can never fit" in item["phaseMessage"]
+    item = poll(lambda: explained_for(workload_id), timeout=30, what="a pending reason")
+    assert item["phase"] == "Pending"
+    # an MPI workload; its podAffinity (Required, topology key "text") is the first thing no
+    # node offers
+    assert item["phaseMessage"] == (
+        "the workload can never fit this cluster: "
+        "no node has the label text that the pod affinity requires"
+    )
+    del request["spec"]["podAffinity"], request["masterSpec"]["podAffinity"]
+    request["name"] = "without-affinity"
+    second = api.create(request)["workloadId"]
+    item = poll(lambda: explained_for(second), timeout=30, what="a pending reason")
+    assert item["phaseMessage"] == (
+        "the workload can never fit this cluster: no node in node pools my-node-pool-a, "
+        f"my-node-pool-b of node type my-node-type accepts pod {item['name']}-launcher-0 "
+        "(the nodes are in node pools default)"
+    )

@@ -164,10 +164,12 @@ def test_pending_reason_when_the_gang_cannot_fit(api: Api) -> None:
 
     def explained() -> dict[str, Any] | None:
         item = api.workload(workload_id)
-        return item if "CPU cores requested" in item["phaseMessage"] else None
+        return item if "CPU cores" in item["phaseMessage"] else None
 
     item = poll(explained, timeout=30, what="a pending reason")
     assert item["phase"] == "Pending"
-    assert "12288 CPU cores requested" in item["phaseMessage"]
+    assert item["phaseMessage"].startswith(
+        "the workload can never fit this cluster: needs 12288 CPU cores, "
+    )
     detail = api.get(f"/api/v1/workloads/{workload_id}").json()
     assert detail["pendingSchedulingMessages"][0]["reason"] == item["phaseMessage"]

@@ -60,9 +60,13 @@ def served(api: Api, tmp_path: Path, name: str, port: int, **master: Any) -> dic
 
 
 def pod(api: Api, workload_id: str, name: str) -> dict[str, Any]:
-    pods = api.get(f"/api/v1/workloads/{workload_id}/pods").json()["pods"]
-    found: dict[str, Any] = next(p for p in pods if p["name"] == name)
-    return found
+    """The pod named `name`, waiting for it to be listed (pods appear as they start)."""
+
+    def listed() -> dict[str, Any] | None:
+        pods = api.get(f"/api/v1/workloads/{workload_id}/pods").json()["pods"]
+        return next((p for p in pods if p["name"] == name), None)
+
+    return poll(listed, timeout=30, what=f"pod {name} to be listed")
 
 
 def test_a_readiness_probe_gates_running_and_the_port_is_reported(api: Api, tmp_path: Path) -> None:

@@ -5,131 +5,190 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from lockstep.scheduler.cycle import Candidate, Snapshot, schedule
-from lockstep.scheduler.resources import Resources
+from lockstep.domain.cluster import Gpu, Node
+from lockstep.scheduler.cycle import Candidate, Holder, schedule
+from lockstep.scheduler.placement import GpuNeed, PodNeed, Usage, place
+
+MACHINE = Node("m", "default", Decimal(16), Decimal(64 * 2**30), tuple(Gpu(i) for i in range(8)))
 
 
-def gpus(count: str, *, cpu: str = "0") -> Resources:
-    return Resources(cpu=Decimal(cpu), gpus=Decimal(count))
+def gang(workload_id: str, *gpus: int, cpu: str = "0") -> Candidate:
+    """One pod per entry of `gpus`, each asking for that many whole GPUs."""
+    needs = [
+        PodNeed(f"{workload_id}-{i}", cpu=Decimal(cpu), gpu=GpuNeed(devices=count))
+        for i, count in enumerate(gpus)
+    ]
+    return Candidate(workload_id=workload_id, name=f"name-{workload_id}", needs=needs)
 
 
-MACHINE = Resources(cpu=Decimal(16), memory=Decimal(64 * 2**30), gpus=Decimal(8))
+def idle(node: Node = MACHINE) -> Usage:
+    return Usage([node])
 
 
-def idle(capacity: Resources = MACHINE) -> Snapshot:
-    return Snapshot(capacity=capacity, used=Resources())
-
-
-def candidate(workload_id: str, request: Resources) -> Candidate:
-    return Candidate(workload_id=workload_id, name=f"name-{workload_id}", request=request)
-
-
-def test_free_is_capacity_minus_used() -> None:
-    snapshot = Snapshot(capacity=MACHINE, used=gpus("3", cpu="4"))
-    assert snapshot.free == Resources(cpu=Decimal(12), memory=MACHINE.memory, gpus=Decimal(5))
+def using(gpus: int) -> Usage:
+    usage = idle()
+    placed = place(usage, [PodNeed("other", gpu=GpuNeed(devices=gpus))])
+    assert isinstance(placed, dict)
+    return usage
 
 
 def test_nothing_to_schedule() -> None:
     decisions = schedule(idle(), [])
-    assert (decisions.admitted, decisions.parked, decisions.waiting) == ([], {}, {})
+    assert (decisions.admitted, decisions.parked, decisions.waiting) == ({}, {}, {})
 
 
-def test_everything_that_fits_is_admitted_in_order() -> None:
-    heads = [candidate("a", gpus("4")), candidate("b", gpus("2")), candidate("c", gpus("2"))]
+def test_everything_that_fits_is_admitted_in_order_on_distinct_devices() -> None:
+    heads = [gang("a", 4), gang("b", 1, 1), gang("c", 2)]
     decisions = schedule(idle(), heads)
-    assert decisions.admitted == ["a", "b", "c"]
-    assert decisions.waiting == {}
-    assert decisions.parked == {}
+    assert list(decisions.admitted) == ["a", "b", "c"]
+    assert (decisions.waiting, decisions.parked) == ({}, {})
+    devices = [i for placed in decisions.admitted.values() for a in placed.values() for i in a.gpus]
+    assert sorted(devices) == list(range(8))
+    assert decisions.admitted["a"]["a-0"].gpus == (0, 1, 2, 3)
 
 
 def test_admission_uses_up_free_capacity_within_the_cycle() -> None:
-    heads = [candidate("a", gpus("6")), candidate("b", gpus("3"))]
-    decisions = schedule(idle(), heads)
-    assert decisions.admitted == ["a"]
-    assert decisions.waiting == {
-        "b": "waiting for resources: 3 GPUs requested, 2 available",
-    }
+    decisions = schedule(idle(), [gang("a", 6), gang("b", 3)])
+    assert list(decisions.admitted) == ["a"]
+    assert decisions.waiting == {"b": "waiting for resources: needs 3 GPUs, 2 free"}
 
 
 def test_what_is_already_used_is_not_free() -> None:
-    snapshot = Snapshot(capacity=MACHINE, used=gpus("7"))
-    decisions = schedule(snapshot, [candidate("a", gpus("2"))])
-    assert decisions.admitted == []
-    assert decisions.waiting == {"a": "waiting for resources: 2 GPUs requested, 1 available"}
+    decisions = schedule(using(7), [gang("a", 2)])
+    assert decisions.admitted == {}
+    assert decisions.waiting == {"a": "waiting for resources: needs 2 GPUs, 1 free"}
 
 
 def test_head_of_line_blocks_smaller_gangs_behind_it() -> None:
     """Strict FIFO: a big gang that fits the machine is never starved by small ones."""
-    snapshot = Snapshot(capacity=MACHINE, used=gpus("4"))
-    heads = [
-        candidate("big", gpus("8")),
-        candidate("small", gpus("1")),
-        candidate("tiny", gpus("0")),
-    ]
-    decisions = schedule(snapshot, heads)
-    assert decisions.admitted == []
+    heads = [gang("big", 8), gang("small", 1), gang("tiny", 0)]
+    decisions = schedule(using(4), heads)
+    assert decisions.admitted == {}
     assert decisions.waiting == {
-        "big": "waiting for resources: 8 GPUs requested, 4 available",
+        "big": "waiting for resources: needs 8 GPUs, 4 free",
         "small": "queued behind workload name-big",
         "tiny": "queued behind workload name-big",
     }
 
 
 def test_gangs_ahead_of_the_blocker_are_still_admitted() -> None:
-    heads = [candidate("a", gpus("2")), candidate("big", gpus("8")), candidate("c", gpus("1"))]
-    decisions = schedule(idle(), heads)
-    assert decisions.admitted == ["a"]
-    assert decisions.waiting["big"] == "waiting for resources: 8 GPUs requested, 6 available"
+    decisions = schedule(idle(), [gang("a", 2), gang("big", 8), gang("c", 1)])
+    assert list(decisions.admitted) == ["a"]
+    assert decisions.waiting["big"] == "waiting for resources: needs 8 GPUs, 6 free"
     assert decisions.waiting["c"] == "queued behind workload name-big"
 
 
 def test_a_gang_that_can_never_fit_is_parked_and_blocks_no_one() -> None:
-    heads = [candidate("huge", gpus("9")), candidate("a", gpus("8"))]
-    decisions = schedule(idle(), heads)
+    decisions = schedule(idle(), [gang("huge", 5, 4), gang("a", 8)])
     assert decisions.parked == {
-        "huge": "the workload can never fit this cluster: 9 GPUs requested, 8 available",
+        "huge": "the workload can never fit this cluster: needs 9 GPUs, 8 in all"
     }
-    assert decisions.admitted == ["a"]
+    assert list(decisions.admitted) == ["a"]
     assert decisions.waiting == {}
 
 
-def test_parking_is_judged_on_capacity_even_behind_a_blocker() -> None:
-    snapshot = Snapshot(capacity=MACHINE, used=gpus("8"))
-    heads = [candidate("a", gpus("1")), candidate("huge", gpus("9")), candidate("b", gpus("1"))]
-    decisions = schedule(snapshot, heads)
+def test_parking_is_judged_on_an_idle_cluster_even_behind_a_blocker() -> None:
+    heads = [gang("a", 1), gang("huge", 9), gang("b", 1)]
+    decisions = schedule(using(8), heads)
     assert set(decisions.parked) == {"huge"}
     assert decisions.waiting == {
-        "a": "waiting for resources: 1 GPUs requested, 0 available",
+        "a": "waiting for resources: needs 1 GPU, 0 free",
         "b": "queued behind workload name-a",
     }
 
 
 def test_parking_message_lists_every_missing_resource() -> None:
-    capacity = Resources(cpu=Decimal(2), memory=Decimal(1000), gpus=Decimal(0))
-    request = Resources(cpu=Decimal("2.5"), memory=Decimal(1000), gpus=Decimal(1))
-    decisions = schedule(idle(capacity), [candidate("a", request)])
+    small = Node("m", "default", Decimal(2), Decimal(1000))
+    need = PodNeed("a-0", cpu=Decimal("2.5"), memory=Decimal(2048), gpu=GpuNeed(devices=1))
+    decisions = schedule(idle(small), [Candidate("a", "name-a", [need])])
     assert decisions.parked == {
-        "a": "the workload can never fit this cluster: "
-        "2.5 CPU cores requested, 2 available; 1 GPUs requested, 0 available"
+        "a": "the workload can never fit this cluster: needs 1 GPU, 0 in all; "
+        "needs 2.5 CPU cores, 2 in all; needs 2Ki of memory, 1000 in all"
     }
 
 
 def test_each_candidate_gets_exactly_one_decision() -> None:
-    snapshot = Snapshot(capacity=MACHINE, used=gpus("2"))
-    heads = [candidate(str(i), gpus(str(size))) for i, size in enumerate([1, 9, 3, 4, 1, 12, 0, 2])]
-    decisions = schedule(snapshot, heads)
+    sizes = [1, 9, 3, 4, 1, 12, 0, 2]
+    heads = [gang(str(i), size) for i, size in enumerate(sizes)]
+    decisions = schedule(using(2), heads)
     buckets = [set(decisions.admitted), set(decisions.parked), set(decisions.waiting)]
     assert set.union(*buckets) == {c.workload_id for c in heads}
     assert sum(len(b) for b in buckets) == len(heads)
-    admitted = sum((c.request for c in heads if c.workload_id in decisions.admitted), Resources())
-    assert admitted.fits_in(snapshot.free)
-    assert decisions.admitted == ["0", "2"]
+    assert list(decisions.admitted) == ["0", "2"]
+    assert set(decisions.parked) == {"1", "5"}
 
 
-def test_schedule_is_pure() -> None:
-    snapshot = Snapshot(capacity=MACHINE, used=gpus("1"))
-    heads = (candidate("a", gpus("4")), candidate("b", gpus("4")))
-    first = schedule(snapshot, heads)
-    second = schedule(snapshot, heads)
-    assert first == second
-    assert snapshot.free.gpus == Decimal(7)
+def test_schedule_counts_what_it_admits_in_the_usage_it_is_given() -> None:
+    usage = using(1)
+    heads = (gang("a", 4), gang("b", 4))
+    decisions = schedule(usage, heads)
+    assert list(decisions.admitted) == ["a"]
+    assert usage.free_gpus(MACHINE) == Decimal(3)
+    again = schedule(usage, heads)
+    assert again.admitted == {}
+
+
+def holder(workload_id: str, gpus: int, usage: Usage, **fields: object) -> Holder:
+    """An admitted workload holding `gpus` whole GPUs, counted in `usage`."""
+    need = PodNeed(f"{workload_id}-0", gpu=GpuNeed(devices=gpus))
+    placed = place(usage, [need])
+    assert isinstance(placed, dict)
+    return Holder(workload_id, f"name-{workload_id}", [need], placed, **fields)  # type: ignore[arg-type]
+
+
+def urgent(workload_id: str, gpus: int, priority: int = 100) -> Candidate:
+    return Candidate(
+        workload_id,
+        f"name-{workload_id}",
+        [PodNeed(f"{workload_id}-0", gpu=GpuNeed(gpus))],
+        None,
+        priority,
+    )
+
+
+def test_a_higher_priority_gang_preempts_the_newest_lowest_priority_holders() -> None:
+    usage = idle()
+    holders = [
+        holder("old", 3, usage, priority=50, preemptible=True),
+        holder("new", 3, usage, priority=50, preemptible=True),
+        holder("mid", 2, usage, priority=75, preemptible=True),
+    ]
+    decisions = schedule(usage, [urgent("u", 3)], holders)
+    assert decisions.preempted == {"new": "name-u"}
+    assert decisions.waiting == {"u": "waiting for preempted workloads to stop: name-new"}
+    assert decisions.admitted == {}
+    # several when one is not enough, still the lowest priority first
+    decisions = schedule(usage, [urgent("v", 6)], holders)
+    assert list(decisions.preempted) == ["new", "old"]
+
+
+def test_nothing_is_preempted_that_would_not_make_room() -> None:
+    usage = idle()
+    holders = [
+        holder("keep", 4, usage, priority=100, preemptible=False),
+        holder("low", 4, usage, priority=50, preemptible=True),
+    ]
+    decisions = schedule(usage, [urgent("u", 6)], holders)
+    assert decisions.preempted == {}
+    assert decisions.waiting == {"u": "waiting for resources: needs 6 GPUs, 0 free"}
+
+
+def test_only_lower_priority_preemptible_holders_are_preempted() -> None:
+    usage = idle()
+    holders = [
+        holder("same", 4, usage, priority=100, preemptible=True),
+        holder("fixed", 4, usage, priority=50, preemptible=False),
+    ]
+    decisions = schedule(usage, [urgent("u", 2)], holders)
+    assert decisions.preempted == {}
+
+
+def test_holders_already_leaving_are_waited_for_not_preempted_again() -> None:
+    usage = idle()
+    holders = [
+        holder("leaving", 4, usage, priority=50, preemptible=True, leaving=True),
+        holder("low", 4, usage, priority=50, preemptible=True),
+    ]
+    decisions = schedule(usage, [urgent("u", 4)], holders)
+    assert decisions.preempted == {}
+    assert decisions.waiting == {"u": "waiting for preempted workloads to stop"}

@@ -20,14 +20,23 @@ from tests.unit.specs import reference_file
 P = Phase
 
 # The lifecycle, written out pair by pair: submit → queue → start → run → finish, with stop,
-# resume and delete branching off. Phases lockstep never enters (Updating, Terminating,
+# resume, preemption and delete branching off. Phases lockstep never enters (Updating,
 # Unknown) have no way in or out.
 ALLOWED: dict[Phase, set[Phase]] = {
     P.CREATING: {P.PENDING, P.FAILED, P.STOPPED, P.DELETING},
     P.PENDING: {P.INITIALIZING, P.FAILED, P.STOPPED, P.DELETING},
-    P.INITIALIZING: {P.RUNNING, P.DEGRADED, P.COMPLETED, P.FAILED, P.STOPPING, P.DELETING},
-    P.RUNNING: {P.DEGRADED, P.COMPLETED, P.FAILED, P.STOPPING, P.DELETING},
-    P.DEGRADED: {P.RUNNING, P.COMPLETED, P.FAILED, P.STOPPING, P.DELETING},
+    P.INITIALIZING: {
+        P.RUNNING,
+        P.DEGRADED,
+        P.COMPLETED,
+        P.FAILED,
+        P.STOPPING,
+        P.DELETING,
+        P.TERMINATING,
+    },
+    P.RUNNING: {P.DEGRADED, P.COMPLETED, P.FAILED, P.STOPPING, P.DELETING, P.TERMINATING},
+    P.DEGRADED: {P.RUNNING, P.COMPLETED, P.FAILED, P.STOPPING, P.DELETING, P.TERMINATING},
+    P.TERMINATING: {P.PENDING, P.FAILED, P.STOPPING, P.DELETING},
     P.STOPPING: {P.STOPPED, P.DELETING},
     P.STOPPED: {P.RESUMING, P.DELETING},
     P.RESUMING: {P.PENDING, P.STOPPED, P.FAILED, P.DELETING},
@@ -102,7 +111,14 @@ def test_every_live_phase_can_be_deleted() -> None:
 
 def test_phases_with_pods() -> None:
     with_pods = {phase for phase in Phase if phase.has_pods}
-    assert with_pods == {P.INITIALIZING, P.RUNNING, P.DEGRADED, P.STOPPING, P.DELETING}
+    assert with_pods == {
+        P.INITIALIZING,
+        P.RUNNING,
+        P.DEGRADED,
+        P.STOPPING,
+        P.DELETING,
+        P.TERMINATING,
+    }
     assert not P.PENDING.has_pods
     assert not P.STOPPED.has_pods
 

@@ -1,6 +1,5 @@
 """What a pod and a whole gang ask the scheduler for (scheduler/resources.py): whole GPUs,
-portions, memory-typed GPU requests, CPU cores and memory quantities, arithmetic and the
-shortfall messages."""
+portions, memory-typed GPU requests, CPU cores and memory quantities, and where pods may go."""
 
 from __future__ import annotations
 
@@ -10,56 +9,60 @@ from typing import Any
 
 import pytest
 
-from lockstep.scheduler.resources import Resources, gang_request, pod_request
+from lockstep.scheduler.placement import GpuNeed, PodNeed
+from lockstep.scheduler.resources import gang_affinity, gang_needs, pod_need
+from lockstep.scheduler.selectors import Selector
 from lockstep.schemas.distributed import PodSpec
 from tests.unit.specs import plan_of
 
 
-def pod(compute: dict[str, Any] | None) -> Resources:
-    fields: dict[str, Any] = {"image": "x"}
+def pod(compute: dict[str, Any] | None, **fields: Any) -> PodNeed:
+    fields = {"image": "x", **fields}
     if compute is not None:
         fields["compute"] = compute
-    return pod_request(PodSpec.model_validate_json(json.dumps(fields)))
+    return pod_need("p", PodSpec.model_validate_json(json.dumps(fields)))
 
 
 def test_no_compute_asks_for_nothing() -> None:
-    assert pod(None) == Resources()
-    assert pod({}) == Resources()
+    assert pod(None) == PodNeed("p")
+    assert pod({}) == PodNeed("p")
 
 
 @pytest.mark.parametrize(
-    ("compute", "gpus"),
+    ("compute", "gpu"),
     [
-        ({"gpuDevicesRequest": 0}, Decimal(0)),
-        ({"gpuDevicesRequest": 1}, Decimal(1)),
-        ({"gpuDevicesRequest": 4}, Decimal(4)),
+        ({"gpuDevicesRequest": 0}, GpuNeed()),
+        ({"gpuDevicesRequest": 1}, GpuNeed(devices=1)),
+        ({"gpuDevicesRequest": 4}, GpuNeed(devices=4)),
         # a portion of one device, of each device when several are requested
-        ({"gpuRequestType": "portion", "gpuPortionRequest": 0.5}, Decimal("0.5")),
-        ({"gpuPortionRequest": 0.25}, Decimal("0.25")),
+        ({"gpuRequestType": "portion", "gpuPortionRequest": 0.5}, GpuNeed(1, Decimal("0.5"))),
+        ({"gpuPortionRequest": 0.25}, GpuNeed(1, Decimal("0.25"))),
         (
             {"gpuRequestType": "portion", "gpuPortionRequest": 0.5, "gpuDevicesRequest": 3},
-            Decimal("1.5"),
+            GpuNeed(3, Decimal("0.5")),
         ),
-        ({"gpuRequestType": "portion", "gpuPortionRequest": 0.1}, Decimal("0.1")),
-        # a share of a device's memory holds the device
-        ({"gpuRequestType": "memory", "gpuMemoryRequest": "4Gi"}, Decimal(1)),
-        ({"gpuMemoryRequest": "4Gi"}, Decimal(1)),
+        ({"gpuRequestType": "portion", "gpuPortionRequest": 0}, GpuNeed()),
+        # an amount of a device's memory
         (
-            {"gpuRequestType": "memory", "gpuMemoryRequest": "4Gi", "gpuDevicesRequest": 1},
-            Decimal(1),
+            {"gpuRequestType": "memory", "gpuMemoryRequest": "4Gi"},
+            GpuNeed(1, memory=Decimal(4 * 2**30)),
+        ),
+        ({"gpuMemoryRequest": "4Gi"}, GpuNeed(1, memory=Decimal(4 * 2**30))),
+        (
+            {"gpuRequestType": "memory", "gpuMemoryRequest": "2G", "gpuDevicesRequest": 2},
+            GpuNeed(2, memory=Decimal(2 * 10**9)),
         ),
     ],
 )
-def test_gpus(compute: dict[str, Any], gpus: Decimal) -> None:
-    assert pod(compute).gpus == gpus
+def test_gpus(compute: dict[str, Any], gpu: GpuNeed) -> None:
+    assert pod(compute).gpu == gpu
 
 
 def test_portions_are_exact_decimals() -> None:
-    """0.1 + 0.2 GPUs is 0.3, not 0.30000000000000004."""
-    first = pod({"gpuPortionRequest": 0.1})
-    second = pod({"gpuPortionRequest": 0.2})
-    assert (first + second).gpus == Decimal("0.3")
-    assert (first + second).fits_in(Resources(gpus=Decimal("0.3")))
+    """0.1 GPUs is the decimal 0.1, so 0.1 + 0.2 is exactly 0.3."""
+    first = pod({"gpuPortionRequest": 0.1}).gpu.portion
+    second = pod({"gpuPortionRequest": 0.2}).gpu.portion
+    assert first + second == Decimal("0.3")
 
 
 @pytest.mark.parametrize(
@@ -80,65 +83,46 @@ def test_cpu_and_memory(compute: dict[str, Any], cpu: Decimal, memory: Decimal) 
     assert (request.cpu, request.memory) == (cpu, memory)
 
 
-def test_gang_request_adds_every_pod_with_its_own_spec() -> None:
+def test_placement_fields_become_the_selector() -> None:
+    need = pod(
+        None,
+        nodePools=["a100", "v100"],
+        nodeType="dgx",
+        tolerations=[
+            {"name": "t", "key": "gpu", "operator": "Exists"},
+            {"name": "u", "key": "x", "operator": "Exists", "exclude": True},
+        ],
+    )
+    assert need.selector.pools == ("a100", "v100")
+    assert need.selector.node_type == "dgx"
+    assert [t.key for t in need.selector.tolerations] == ["gpu"]
+    assert pod(None).selector == Selector()
+
+
+def test_gang_needs_have_every_pod_with_its_own_spec() -> None:
     worker = {"compute": {"gpuDevicesRequest": 2, "cpuCoreRequest": 4, "cpuMemoryRequest": "8Gi"}}
     master = {"image": "m", "command": "python", "compute": {"cpuCoreRequest": 1}}
     plan = plan_of("PyTorch", 3, spec=worker, same_as_worker=False, master=master)
-    assert gang_request(plan) == Resources(
-        cpu=Decimal(3 * 4 + 1), memory=Decimal(3 * 8 * 2**30), gpus=Decimal(6)
+    needs = {need.pod: need for need in gang_needs(plan)}
+    assert sorted(needs) == ["train-master-0", "train-worker-0", "train-worker-1", "train-worker-2"]
+    assert needs["train-master-0"] == PodNeed("train-master-0", cpu=Decimal(1))
+    assert needs["train-worker-2"] == PodNeed(
+        "train-worker-2", cpu=Decimal(4), memory=Decimal(8 * 2**30), gpu=GpuNeed(devices=2)
     )
 
 
-def test_gang_request_of_a_same_as_worker_master_counts_it_like_a_worker() -> None:
+def test_a_same_as_worker_master_asks_like_a_worker() -> None:
     plan = plan_of("TF", 2, spec={"compute": {"gpuDevicesRequest": 1}})
-    assert gang_request(plan).gpus == Decimal(3)
+    assert [need.gpu.devices for need in gang_needs(plan)] == [1, 1, 1]
 
 
-def test_gang_request_of_jax_counts_worker_zero_once() -> None:
+def test_jax_counts_worker_zero_once() -> None:
     plan = plan_of("JAX", 2, spec={"compute": {"gpuDevicesRequest": 1}})
-    assert gang_request(plan).gpus == Decimal(3)
+    assert len(gang_needs(plan)) == 3
 
 
-# --- Resources ------------------------------------------------------------------------------
-
-
-def r(cpu: str = "0", memory: str = "0", gpus: str = "0") -> Resources:
-    return Resources(Decimal(cpu), Decimal(memory), Decimal(gpus))
-
-
-def test_arithmetic() -> None:
-    assert r("1", "10", "2") + r("0.5", "5", "1") == r("1.5", "15", "3")
-    assert r("1", "10", "2") - r("0.5", "5", "1") == r("0.5", "5", "1")
-
-
-@pytest.mark.parametrize(
-    ("wanted", "available", "fits"),
-    [
-        (r(), r(), True),
-        (r("2", "10", "1"), r("2", "10", "1"), True),
-        (r("2.1", "10", "1"), r("2", "10", "1"), False),
-        (r("2", "11", "1"), r("2", "10", "1"), False),
-        (r("2", "10", "1.5"), r("2", "10", "1"), False),
-        (r("1", "1", "0.5"), r("2", "10", "1"), True),
-    ],
-)
-def test_fits_in_needs_every_resource(wanted: Resources, available: Resources, fits: bool) -> None:
-    assert wanted.fits_in(available) is fits
-
-
-def test_shortfall_names_only_what_is_missing() -> None:
-    request = r("4", "2000000", "4")
-    assert request.shortfall(r("8", "1000000", "1")) == [
-        "2000000 bytes of memory requested, 1000000 available",
-        "4 GPUs requested, 1 available",
-    ]
-    assert request.shortfall(request) == []
-
-
-def test_shortfall_never_reports_negative_availability() -> None:
-    assert r(gpus="1").shortfall(r(gpus="-2")) == ["1 GPUs requested, 0 available"]
-
-
-def test_shortfall_prints_plain_numbers() -> None:
-    assert r(cpu="0.50").shortfall(r(cpu="0.25")) == ["0.5 CPU cores requested, 0.25 available"]
-    assert r(memory="1E+9").shortfall(r()) == ["1000000000 bytes of memory requested, 0 available"]
+def test_the_gang_affinity_is_the_first_a_spec_sets() -> None:
+    spec = {"podAffinity": {"type": "Required", "key": "rack"}}
+    affinity = gang_affinity(plan_of("PyTorch", 2, spec=spec))
+    assert affinity is not None and affinity.key == "rack"
+    assert gang_affinity(plan_of("PyTorch", 2)) is None

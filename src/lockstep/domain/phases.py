@@ -51,7 +51,14 @@ class DesiredPhase(StrEnum):
 TERMINAL = frozenset({Phase.COMPLETED, Phase.FAILED})
 
 _WITH_PODS = frozenset(
-    {Phase.INITIALIZING, Phase.RUNNING, Phase.DEGRADED, Phase.STOPPING, Phase.DELETING}
+    {
+        Phase.INITIALIZING,
+        Phase.RUNNING,
+        Phase.DEGRADED,
+        Phase.STOPPING,
+        Phase.DELETING,
+        Phase.TERMINATING,
+    }
 )
 
 _ALLOWED: dict[Phase, frozenset[Phase]] = {
@@ -65,14 +72,32 @@ _ALLOWED: dict[Phase, frozenset[Phase]] = {
             Phase.FAILED,
             Phase.STOPPING,
             Phase.DELETING,
+            Phase.TERMINATING,
         }
     ),
     Phase.RUNNING: frozenset(
-        {Phase.DEGRADED, Phase.COMPLETED, Phase.FAILED, Phase.STOPPING, Phase.DELETING}
+        {
+            Phase.DEGRADED,
+            Phase.COMPLETED,
+            Phase.FAILED,
+            Phase.STOPPING,
+            Phase.DELETING,
+            Phase.TERMINATING,
+        }
     ),
     Phase.DEGRADED: frozenset(
-        {Phase.RUNNING, Phase.COMPLETED, Phase.FAILED, Phase.STOPPING, Phase.DELETING}
+        {
+            Phase.RUNNING,
+            Phase.COMPLETED,
+            Phase.FAILED,
+            Phase.STOPPING,
+            Phase.DELETING,
+            Phase.TERMINATING,
+        }
     ),
+    # Preempted: its pods are stopped, then it waits to be scheduled again (or, with
+    # terminateAfterPreemption, fails).
+    Phase.TERMINATING: frozenset({Phase.PENDING, Phase.FAILED, Phase.STOPPING, Phase.DELETING}),
     Phase.STOPPING: frozenset({Phase.STOPPED, Phase.DELETING}),
     Phase.STOPPED: frozenset({Phase.RESUMING, Phase.DELETING}),
     Phase.RESUMING: frozenset({Phase.PENDING, Phase.STOPPED, Phase.FAILED, Phase.DELETING}),

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
+from lockstep.domain.cluster import Assignment
 from lockstep.domain.phases import DesiredPhase, Phase
 from lockstep.domain.plan import ReplicaPlan, build_plan
 from lockstep.schemas.distributed import DistributedFramework, MasterSpec, WorkerSpec
@@ -48,6 +50,8 @@ class Workload:
     """A Pending workload that cannot fit even on an empty machine: skipped by scheduling."""
     auto_delete_at: datetime | None = None
     """When a finished workload is deleted (autoDeletionTimeAfterCompletionSeconds)."""
+    placement: Mapping[str, Assignment] | None = None
+    """Where each pod was placed, while the workload holds its resources (admitted)."""
 
     def plan(self) -> ReplicaPlan:
         """The replica plan of the stored request."""
@@ -153,6 +157,9 @@ class WorkloadUpdate:
     pods_removed: bool = False
     parked: bool | None = None
     auto_delete_at: datetime | None = None
+    placement: Mapping[str, Assignment] | None = None
+    """Set on admission: the resources the pods hold from now on; given back when the
+    workload reaches a phase without pods."""
 
     @property
     def is_empty(self) -> bool:
@@ -165,4 +172,5 @@ class WorkloadUpdate:
             and not self.pods_removed
             and self.parked is None
             and self.auto_delete_at is None
+            and self.placement is None
         )

@@ -25,6 +25,7 @@ from lockstep.domain.values import ProjectValues
 from lockstep.reconciler.loop import Reconciler, ReconcilerSettings
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import Runtime
+from lockstep.runtimes.local import machine
 from lockstep.runtimes.local.runtime import LocalRuntime
 from lockstep.store.database import Database
 
@@ -65,6 +66,7 @@ class ThreadController:
             log_max_bytes=settings.pod_log_max_bytes,
             cgroup_dir=settings.cgroup_dir,
             image_environments=settings.image_environments,
+            nodes=machine.nodes(settings.nodes),
             values=lambda project_id: _project_values(database, project_id),
         )
         self.reconciler = Reconciler(

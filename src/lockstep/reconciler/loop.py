@@ -17,18 +17,19 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import Decimal
 
 from lockstep.domain.clock import Clock
 from lockstep.domain.errors import LockstepError
 from lockstep.domain.phases import DesiredPhase, Phase, can_transition, check_transition
 from lockstep.domain.plan import ReplicaPlan
+from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.workload import Event, EventType, Pod, PodPhase, Workload, WorkloadUpdate
 from lockstep.reconciler.outcome import gang_restarts, outcome, restart_backoff
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import OOM_KILLED, PodStatus, Runtime
-from lockstep.scheduler.cycle import Candidate, Snapshot, schedule
-from lockstep.scheduler.resources import Resources, gang_request
+from lockstep.scheduler.cycle import Candidate, Holder, schedule
+from lockstep.scheduler.placement import GangPlacement, PodNeed, Usage, place
+from lockstep.scheduler.resources import gang_affinity, gang_needs
 from lockstep.schemas.distributed import CleanPodPolicy, DistributedFramework
 from lockstep.store.database import Database
 
@@ -70,6 +71,7 @@ class Reconciler:
         self._thread: threading.Thread | None = None
         self._schedule_needed = True
         self._plans: dict[str, ReplicaPlan] = {}
+        self._pod_needs: dict[str, list[PodNeed]] = {}
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -264,6 +266,8 @@ class Reconciler:
         elif phase is Phase.RESUMING:
             change.phase, change.message = Phase.PENDING, WAITING_TO_SCHEDULE
             self._schedule_needed = True
+        elif phase is Phase.TERMINATING:
+            change = self._preempted(workload)
         elif phase in {Phase.STOPPING, Phase.DELETING}:
             if self._stopped(workload):
                 self._runtime.delete(workload.id, keep_logs=True)
@@ -273,11 +277,28 @@ class Reconciler:
             change = self._observe(workload, self._plan(workload))
         return change
 
+    def _preempted(self, workload: Workload) -> WorkloadUpdate:
+        """Stop a preempted workload's pods; then it queues again (its logs kept, its pods
+        started afresh when it is admitted), or fails with terminateAfterPreemption."""
+        change = WorkloadUpdate()
+        if not self._stopped(workload):
+            return change
+        self._runtime.delete(workload.id, keep_logs=True)
+        change.pods_removed = True
+        self._schedule_needed = True
+        spec = workload.request.get("spec") or {}
+        if spec.get("terminateAfterPreemption"):
+            change.phase = Phase.FAILED
+            change.message = f"{workload.phase_message}; terminated (terminateAfterPreemption)"
+        else:
+            change.phase, change.message = Phase.PENDING, WAITING_TO_SCHEDULE
+        return change
+
     def _observe(self, workload: Workload, plan: ReplicaPlan) -> WorkloadUpdate:
         statuses = self._runtime.observe(workload.id)
         if any(s.phase is PodPhase.PENDING for s in statuses):
             # Pods held back until the gang is ready (an MPI launcher waiting for its workers).
-            self._runtime.start(workload, plan)
+            self._runtime.start(workload, plan, workload.placement or {})
             statuses = self._runtime.observe(workload.id)
             if any(s.phase is PodPhase.PENDING for s in statuses):
                 self._queue.add_after(workload.id, self._settings.stop_poll_seconds)
@@ -512,6 +533,44 @@ class Reconciler:
             plan = self._plans[workload.id] = workload.plan()
         return plan
 
+    def _needs(self, workload: Workload) -> list[PodNeed]:
+        """What each pod of a workload asks the scheduler for, remembered."""
+        needs = self._pod_needs.get(workload.id)
+        if needs is None:
+            if len(self._pod_needs) >= PLAN_CACHE_SIZE:
+                self._pod_needs.clear()
+            needs = self._pod_needs[workload.id] = gang_needs(self._plan(workload))
+        return needs
+
+    def _holders(self, admitted: list[Workload], usage: Usage) -> list[Holder]:
+        """What the admitted workloads hold (counted in `usage`), oldest first."""
+        holders = []
+        for workload in sorted(admitted, key=lambda w: (w.phase_updated_at, w.id)):
+            needs = self._needs(workload)
+            placement = workload.placement
+            if placement is None:
+                # Admitted before its placement was recorded: count it where it fits now.
+                placed = place(usage, needs, gang_affinity(self._plan(workload)))
+                placement = placed if isinstance(placed, dict) else {}
+            else:
+                for need in needs:
+                    assignment = placement.get(need.pod)
+                    if assignment is not None:
+                        usage.add(need, assignment)
+            spec = workload.request.get("spec") or {}
+            holders.append(
+                Holder(
+                    workload.id,
+                    workload.name,
+                    needs,
+                    dict(placement),
+                    priority=workload.priority,
+                    preemptible=is_preemptible(workload.priority_class, spec.get("preemptibility")),
+                    leaving=workload.actual_phase is Phase.TERMINATING,
+                )
+            )
+        return holders
+
     def schedule(self) -> list[tuple[Workload, WorkloadUpdate]]:
         """One cycle: admit the pending gangs that fit, in submission order, and start them.
         Returns what to write about the workloads it decided on."""
@@ -523,34 +582,37 @@ class Reconciler:
             return changes
         if len(heads) == SCHEDULE_BATCH:
             self._schedule_needed = True  # more are queued behind this batch
-        capacity = self._runtime.capacity()
-        used = Resources()
-        for workload in admitted:
-            used += gang_request(self._plan(workload))
         plans = {w.id: self._plan(w) for w in heads}
-        snapshot = Snapshot(
-            Resources(capacity.cpu_cores, capacity.memory_bytes, Decimal(capacity.gpus)), used
-        )
-        decisions = schedule(
-            snapshot, [Candidate(w.id, w.name, gang_request(plans[w.id])) for w in heads]
-        )
+        candidates = [
+            Candidate(w.id, w.name, self._needs(w), gang_affinity(plans[w.id]), w.priority)
+            for w in heads
+        ]
+        usage = Usage(self._runtime.nodes())
+        holders = self._holders(admitted, usage)
+        decisions = schedule(usage, candidates, holders)
         by_id = {w.id: w for w in heads}
-        for workload_id in decisions.admitted:
+        running = {w.id: w for w in admitted}
+        for workload_id, preemptor in decisions.preempted.items():
+            victim = running[workload_id]
+            message = f"preempted by workload {preemptor}"
+            change = WorkloadUpdate(phase=Phase.TERMINATING, message=message)
+            change.events.append(self._event(victim, "Preempted", message, type=EventType.WARNING))
+            changes.append((victim, change))
+            self._queue.add(workload_id)
+        for workload_id, placement in decisions.admitted.items():
             workload = by_id[workload_id]
             try:
-                self._runtime.start(workload, plans[workload_id])
+                self._runtime.start(workload, plans[workload_id], placement)
             except Exception as error:
                 log.exception("starting the pods of %s failed", workload_id)
                 failed = WorkloadUpdate(phase=Phase.FAILED, message=f"could not start: {error}")
                 changes.append((workload, _via_pending(workload, failed)))
                 continue
-            change = WorkloadUpdate(phase=Phase.INITIALIZING, message="starting pods")
+            change = WorkloadUpdate(
+                phase=Phase.INITIALIZING, message="starting pods", placement=placement
+            )
             change.events.append(
-                self._event(
-                    workload,
-                    "Scheduled",
-                    f"all {len(plans[workload_id].replicas)} pods admitted together",
-                )
+                self._event(workload, "Scheduled", _scheduled(plans[workload_id], placement))
             )
             changes.append((workload, _via_pending(workload, change)))
             self._queue.add(workload_id)
@@ -564,6 +626,15 @@ class Reconciler:
         for workload, change in changes:
             _check(workload, change)
         return changes
+
+
+def _scheduled(plan: ReplicaPlan, placement: GangPlacement) -> str:
+    """`all 4 pods admitted together on node a (GPUs 0, 1)`."""
+    nodes = sorted({a.node for a in placement.values()})
+    gpus = sorted({i for a in placement.values() for i in a.gpus})
+    where = f"node {nodes[0]}" if len(nodes) == 1 else f"nodes {', '.join(nodes)}"
+    held = f" (GPUs {', '.join(map(str, gpus))})" if gpus else ""
+    return f"all {len(plan.replicas)} pods admitted together on {where}{held}"
 
 
 def _via_pending(workload: Workload, change: WorkloadUpdate) -> WorkloadUpdate:

@@ -7,12 +7,12 @@ and returns exactly what `start` would run (it is also the dry run).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 from typing import Any, Protocol
 
+from lockstep.domain.cluster import Assignment, Node
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.workload import PodPhase, PortBinding, Workload
 
@@ -38,22 +38,14 @@ class PodStatus:
     """The pod ended because lockstep stopped it (it did not fail by itself)."""
     reason: str | None = None
     """Why it ended, when that is more than its exit code: `OOMKilled`."""
+    gpus: tuple[int, ...] = ()
+    """The GPU devices it was given."""
     ready: bool = False
     """Running and passing its readiness probe, or running without one."""
     ports: tuple[PortBinding, ...] = ()
 
 
 OOM_KILLED = "OOMKilled"
-
-
-@dataclass(frozen=True, slots=True)
-class Capacity:
-    """What the runtime's machines offer in total."""
-
-    cpu_cores: Decimal
-    memory_bytes: Decimal
-    gpus: int
-    node_name: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,8 +80,10 @@ class Runtime(Protocol):
         """What `start` would run, without running anything."""
         ...
 
-    def start(self, workload: Workload, plan: ReplicaPlan) -> None:
-        """Create every pod of `plan` that does not exist yet."""
+    def start(
+        self, workload: Workload, plan: ReplicaPlan, placement: Mapping[str, Assignment]
+    ) -> None:
+        """Create every pod of `plan` that does not exist yet, where `placement` puts it."""
         ...
 
     def observe(self, workload_id: str) -> list[PodStatus]:
@@ -119,6 +113,8 @@ class Runtime(Protocol):
         """Every workload the runtime holds pods of (for recovery)."""
         ...
 
-    def capacity(self) -> Capacity: ...
+    def nodes(self) -> Sequence[Node]:
+        """The nodes pods are placed on, with their capacities."""
+        ...
 
     def close(self) -> None: ...

@@ -1,8 +1,13 @@
-"""One scheduling cycle: heads → snapshot → gang fit → admit in order → the rest wait.
+"""One scheduling cycle: heads → usage → gang placement → admit in order → the rest wait.
 
-Order is strict FIFO by submission: a gang that fits the machine but not what is free now
-blocks those behind it, so large gangs are never starved by small ones. A gang that cannot fit
-even on an empty machine is parked (it waits without blocking anyone) until capacity changes.
+Heads come by priority, then in submission order, strictly: a gang that fits the cluster but
+not what is free now blocks those behind it, so large gangs are never starved by small ones. A
+gang that cannot fit even on an idle cluster is parked (it waits without blocking anyone) until
+capacity changes.
+
+A gang that waits may preempt: running workloads of lower priority that are preemptible are
+chosen, the lowest priority and the most recently admitted first, until the gang would fit
+without them; they are stopped (and requeued) and the gang starts once they have let go.
 """
 
 from __future__ import annotations
@@ -10,50 +15,114 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from lockstep.scheduler.resources import Resources
+from lockstep.domain.cluster import Assignment
+from lockstep.scheduler.placement import GangPlacement, GangShortfall, PodNeed, Usage, place
+from lockstep.schemas.pod import PodAffinity
 
 
 @dataclass(frozen=True, slots=True)
 class Candidate:
     workload_id: str
     name: str
-    request: Resources
+    needs: Sequence[PodNeed]
+    affinity: PodAffinity | None = None
+    priority: int = 0
 
 
 @dataclass(frozen=True, slots=True)
-class Snapshot:
-    capacity: Resources
-    used: Resources
+class Holder:
+    """An admitted workload: what it holds, and whether a waiting gang may preempt it."""
 
-    @property
-    def free(self) -> Resources:
-        return self.capacity - self.used
+    workload_id: str
+    name: str
+    needs: Sequence[PodNeed]
+    placement: GangPlacement
+    priority: int = 0
+    preemptible: bool = False
+    leaving: bool = False
+    """Already being stopped (preempted before): what it holds is about to be free."""
 
 
 @dataclass(slots=True)
 class Decisions:
-    admitted: list[str] = field(default_factory=list)
+    admitted: dict[str, GangPlacement] = field(default_factory=dict)
+    """In the order they were admitted."""
     parked: dict[str, str] = field(default_factory=dict)
     waiting: dict[str, str] = field(default_factory=dict)
+    preempted: dict[str, str] = field(default_factory=dict)
+    """Holder → the name of the workload it makes room for."""
 
 
-def schedule(snapshot: Snapshot, heads: Sequence[Candidate]) -> Decisions:
+def schedule(usage: Usage, heads: Sequence[Candidate], holders: Sequence[Holder] = ()) -> Decisions:
+    """Decide on `heads` (in queue order) given what `usage` says is taken by `holders`
+    (newest last); admitted gangs are counted in `usage`."""
     decisions = Decisions()
-    free = snapshot.free
     blocked_by: Candidate | None = None
     for candidate in heads:
-        if not candidate.request.fits_in(snapshot.capacity):
-            reasons = "; ".join(candidate.request.shortfall(snapshot.capacity))
+        on_idle = place(Usage(usage.nodes), candidate.needs, candidate.affinity)
+        if isinstance(on_idle, GangShortfall):
             decisions.parked[candidate.workload_id] = (
-                f"the workload can never fit this cluster: {reasons}"
+                f"the workload can never fit this cluster: {on_idle.message}"
             )
-        elif blocked_by is not None:
+            continue
+        if blocked_by is not None:
             decisions.waiting[candidate.workload_id] = f"queued behind workload {blocked_by.name}"
-        elif candidate.request.fits_in(free):
-            decisions.admitted.append(candidate.workload_id)
-            free -= candidate.request
-        else:
-            reasons = "; ".join(candidate.request.shortfall(free))
-            decisions.waiting[candidate.workload_id] = f"waiting for resources: {reasons}"
+            continue
+        placed = place(usage, candidate.needs, candidate.affinity)
+        if isinstance(placed, GangShortfall):
+            message = f"waiting for resources: {placed.message}"
+            victims = _victims(usage, candidate, holders, decisions)
+            if victims is not None:
+                for victim in victims:
+                    decisions.preempted[victim.workload_id] = candidate.name
+                names = ", ".join(victim.name for victim in victims)
+                message = "waiting for preempted workloads to stop" + (
+                    f": {names}" if names else ""
+                )
+            decisions.waiting[candidate.workload_id] = message
             blocked_by = candidate
+        else:
+            decisions.admitted[candidate.workload_id] = placed
     return decisions
+
+
+def _victims(
+    usage: Usage, candidate: Candidate, holders: Sequence[Holder], decisions: Decisions
+) -> list[Holder] | None:
+    """The holders to preempt so that `candidate` fits (none: those already leaving are
+    enough), or None when preempting every eligible holder would not make it fit."""
+    trial = usage.copy()
+    for holder in holders:
+        if holder.leaving or holder.workload_id in decisions.preempted:
+            _release(trial, holder)
+    if _fits(trial, candidate):
+        return []
+    eligible = [
+        h
+        for h in holders
+        if h.preemptible
+        and h.priority < candidate.priority
+        and not h.leaving
+        and h.workload_id not in decisions.preempted
+    ]
+    # The lowest priority first; among equals the most recently admitted (holders come oldest
+    # first).
+    ranked = sorted(enumerate(eligible), key=lambda pair: (pair[1].priority, -pair[0]))
+    chosen: list[Holder] = []
+    for _, holder in ranked:
+        _release(trial, holder)
+        chosen.append(holder)
+        if _fits(trial, candidate):
+            return chosen
+    return None
+
+
+def _release(usage: Usage, holder: Holder) -> None:
+    for need in holder.needs:
+        assignment: Assignment | None = holder.placement.get(need.pod)
+        if assignment is not None:
+            usage.remove(need, assignment)
+
+
+def _fits(usage: Usage, candidate: Candidate) -> bool:
+    return not isinstance(place(usage.copy(), candidate.needs, candidate.affinity), GangShortfall)

@@ -1,76 +1,59 @@
-"""Resource amounts (CPU cores, memory bytes, GPUs) and what a pod or a whole gang requests."""
+"""What each pod of a gang asks the scheduler for: CPU cores, memory, GPUs and where it may go."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from decimal import Decimal
 
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.quantities import parse_quantity
+from lockstep.scheduler.placement import ONE, ZERO, GpuNeed, PodNeed
+from lockstep.scheduler.selectors import selector_of
 from lockstep.schemas.compute import GpuRequestType
 from lockstep.schemas.distributed import PodSpec
-
-ZERO = Decimal(0)
-
-
-@dataclass(frozen=True, slots=True)
-class Resources:
-    cpu: Decimal = ZERO
-    memory: Decimal = ZERO
-    gpus: Decimal = ZERO
-
-    def __add__(self, other: Resources) -> Resources:
-        return Resources(self.cpu + other.cpu, self.memory + other.memory, self.gpus + other.gpus)
-
-    def __sub__(self, other: Resources) -> Resources:
-        return Resources(self.cpu - other.cpu, self.memory - other.memory, self.gpus - other.gpus)
-
-    def fits_in(self, available: Resources) -> bool:
-        return (
-            self.cpu <= available.cpu
-            and self.memory <= available.memory
-            and self.gpus <= available.gpus
-        )
-
-    def shortfall(self, available: Resources) -> list[str]:
-        """What is missing, in words, e.g. `4 GPUs requested, 0 available`."""
-        missing = []
-        for label, wanted, have in (
-            ("CPU cores", self.cpu, available.cpu),
-            ("bytes of memory", self.memory, available.memory),
-            ("GPUs", self.gpus, available.gpus),
-        ):
-            if wanted > have:
-                missing.append(
-                    f"{_number(wanted)} {label} requested, {_number(max(have, ZERO))} available"
-                )
-        return missing
+from lockstep.schemas.pod import PodAffinity
 
 
-def _number(value: Decimal) -> str:
-    return f"{value.normalize():f}"
-
-
-def pod_request(spec: PodSpec) -> Resources:
-    """What one pod asks the scheduler for."""
+def pod_need(pod: str, spec: PodSpec) -> PodNeed:
+    """What one pod asks for. Limits are not requests: the scheduler reserves requests."""
     compute = spec.compute
+    selector = selector_of(spec)
     if compute is None:
-        return Resources()
-    devices = Decimal(compute.gpu_devices_request or 0)
+        return PodNeed(pod, selector=selector)
+    memory = parse_quantity(compute.cpu_memory_request) if compute.cpu_memory_request else ZERO
+    return PodNeed(
+        pod,
+        cpu=Decimal(str(compute.cpu_core_request or 0)),
+        memory=memory,
+        gpu=_gpu_need(spec),
+        selector=selector,
+    )
+
+
+def _gpu_need(spec: PodSpec) -> GpuNeed:
+    compute = spec.compute
+    assert compute is not None
+    devices = compute.gpu_devices_request or 0
     kind = compute.gpu_request_type
     if kind is GpuRequestType.PORTION or (kind is None and compute.gpu_portion_request is not None):
-        gpus = Decimal(str(compute.gpu_portion_request or 0)) * max(devices, Decimal(1))
-    elif kind is GpuRequestType.MEMORY or (kind is None and compute.gpu_memory_request is not None):
-        gpus = max(devices, Decimal(1))
-    else:
-        gpus = devices
-    memory = parse_quantity(compute.cpu_memory_request) if compute.cpu_memory_request else ZERO
-    return Resources(Decimal(str(compute.cpu_core_request or 0)), memory, gpus)
+        portion = Decimal(str(compute.gpu_portion_request or 0))
+        if portion == ZERO:
+            return GpuNeed()
+        return GpuNeed(devices=max(devices, 1), portion=min(portion, ONE))
+    if kind is GpuRequestType.MEMORY or (kind is None and compute.gpu_memory_request is not None):
+        if compute.gpu_memory_request is None:
+            return GpuNeed()
+        return GpuNeed(devices=max(devices, 1), memory=parse_quantity(compute.gpu_memory_request))
+    return GpuNeed(devices=devices)
 
 
-def gang_request(plan: ReplicaPlan) -> Resources:
-    """What every pod of the plan asks for together (a gang starts whole or not at all)."""
-    total = Resources()
+def gang_needs(plan: ReplicaPlan) -> list[PodNeed]:
+    """Every pod of the plan (a gang starts whole or not at all)."""
+    return [pod_need(replica.pod_name, replica.spec) for replica in plan.replicas]
+
+
+def gang_affinity(plan: ReplicaPlan) -> PodAffinity | None:
+    """The pod affinity that keeps the gang together: the first a replica's spec sets."""
     for replica in plan.replicas:
-        total += pod_request(replica.spec)
-    return total
+        if replica.spec.pod_affinity is not None and replica.spec.pod_affinity.key:
+            return replica.spec.pod_affinity
+    return None

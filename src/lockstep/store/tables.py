@@ -140,6 +140,7 @@ workloads = Table(
     Column("running_pods", Integer, nullable=False, server_default="0"),
     Column("parked", Boolean, nullable=False, server_default=text("false")),
     Column("auto_delete_at", UtcDateTime),
+    Column("placement", Text),
     Index(
         "uq_workloads_live_name",
         "project_id",

@@ -34,6 +34,7 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.sql import Select, Update
 
 from lockstep.domain.clock import parse_moment
+from lockstep.domain.cluster import placement_from_json, placement_to_json
 from lockstep.domain.errors import Conflict, InvalidRequest
 from lockstep.domain.listing import Filter, ListQuery, Operator, SortOrder
 from lockstep.domain.phases import DesiredPhase, Phase
@@ -180,7 +181,7 @@ _WORKLOAD_FIELDS = (
     "created_at", "desired_phase", "actual_phase", "phase_message", "phase_updated_at",
     "framework", "request", "priority_class", "priority", "category", "allocated_gpus",
     "deleted_at", "completed_at", "running_pods", "namespace", "project_name",
-    "department_name", "parked", "auto_delete_at",
+    "department_name", "parked", "auto_delete_at", "placement",
 )  # fmt: skip
 _POSITIONS = {column.key: index for index, column in enumerate(_JOINED.selected_columns)}
 _workload_values = operator.itemgetter(*(_POSITIONS[name] for name in _WORKLOAD_FIELDS))
@@ -193,7 +194,7 @@ def _workload(row: Row[Any]) -> Workload:
         created_at, desired_phase, actual_phase, phase_message, phase_updated_at,
         framework, request, priority_class, priority, category, allocated_gpus,
         deleted_at, completed_at, running_pods, namespace, project_name,
-        department_name, parked, auto_delete_at,
+        department_name, parked, auto_delete_at, placement,
     ) = _workload_values(row)  # fmt: skip
     return Workload(
         id=workload_id,
@@ -222,6 +223,7 @@ def _workload(row: Row[Any]) -> Workload:
         department_name=department_name or "",
         parked=parked,
         auto_delete_at=auto_delete_at,
+        placement=None if placement is None else placement_from_json(orjson.loads(placement)),
     )
 
 
@@ -236,7 +238,7 @@ _QUEUE_HEADS = (
         workloads.c.desired_phase == DesiredPhase.RUNNING.value,
         workloads.c.parked == false(),
     )
-    .order_by(workloads.c.created_at, workloads.c.id)
+    .order_by(workloads.c.priority.desc(), workloads.c.created_at, workloads.c.id)
     .limit(bindparam("limit"))
 )
 _INSERT_WORKLOAD = insert(workloads)
@@ -324,6 +326,12 @@ class WorkloadRepository:
             values["parked"] = change.parked
         if change.auto_delete_at is not None:
             values["auto_delete_at"] = change.auto_delete_at
+        if change.placement is not None:
+            values["placement"] = orjson.dumps(placement_to_json(change.placement)).decode()
+            values["allocated_gpus"] = float(sum(a.gpu_amount for a in change.placement.values()))
+        elif change.deleted or not phase.has_pods:
+            values["placement"] = None
+            values["allocated_gpus"] = 0.0
         if change.deleted:
             values["deleted_at"] = now
             values["desired_phase"] = DesiredPhase.DELETED.value

@@ -15,11 +15,12 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from lockstep.domain.cluster import Assignment, Node
 from lockstep.domain.errors import LockstepError
 from lockstep.domain.plan import ReplicaPlan, Role
 from lockstep.domain.quantities import binary_quantity
@@ -27,9 +28,10 @@ from lockstep.domain.values import ProjectValues
 from lockstep.domain.workload import PodPhase, Workload
 from lockstep.frameworks import mpi
 from lockstep.frameworks.endpoints import Endpoint
-from lockstep.runtimes.base import OOM_KILLED, Capacity, PodStartError, PodStatus
+from lockstep.runtimes.base import OOM_KILLED, PodStartError, PodStatus
 from lockstep.runtimes.local import machine, processes
 from lockstep.runtimes.local.confinement import Confined, Confinement
+from lockstep.runtimes.local.devices import gpu_environment
 from lockstep.runtimes.local.launch import (
     LOOPBACK,
     Launch,
@@ -59,7 +61,7 @@ class LocalRuntime:
         root: Path,
         *,
         on_change: Callable[[str], None],
-        capacity: Capacity | None = None,
+        nodes: Sequence[Node] | None = None,
         environ: Mapping[str, str] | None = None,
         wall_clock: Callable[[], float] = time.time,
         log_max_bytes: int = DEFAULT_MAX_BYTES,
@@ -71,7 +73,7 @@ class LocalRuntime:
         them starts."""
         self._root = root.resolve()
         self._root.mkdir(parents=True, exist_ok=True)
-        self._capacity = capacity or machine.detect()
+        self._nodes = list(nodes) if nodes else machine.nodes()
         self._environ = dict(os.environ if environ is None else environ)
         self._now = wall_clock
         self._lock = threading.RLock()
@@ -100,11 +102,18 @@ class LocalRuntime:
                 pods.append(launch.to_json())
             except PodStartError as error:
                 pods.append({"podName": replica.pod_name, "error": str(error)})
-        return {"runtime": self.name, "node": self._capacity.node_name, "pods": pods}
+        return {"runtime": self.name, "pods": pods}
 
-    def start(self, workload: Workload, plan: ReplicaPlan) -> None:
-        """Start the pods that are not started yet: workers first, then the leader — an MPI
-        launcher created with WaitForWorkersReady only once every worker runs."""
+    def start(
+        self,
+        workload: Workload,
+        plan: ReplicaPlan,
+        placement: Mapping[str, Assignment] | None = None,
+    ) -> None:
+        """Start the pods that are not started yet, each on its node with its GPUs: workers
+        first, then the leader — an MPI launcher created with WaitForWorkersReady only once
+        every worker runs."""
+        placement = placement or {}
         with self._lock:
             ports = self._ensure_ports(workload.id, plan)
             if plan.framework is DistributedFramework.MPI:
@@ -120,15 +129,21 @@ class LocalRuntime:
                     self._resume_launch(workload.id, files, hold=hold)
                     continue
                 files.directory.mkdir(parents=True, exist_ok=True)
+                assignment = placement.get(replica.pod_name) or Assignment(self._nodes[0].name)
                 state = PodState(
                     uid=str(uuid.uuid4()),
                     role=replica.role.value,
                     index=replica.index,
                     image=replica.spec.image or "",
                     created_at=self._now(),
+                    node=assignment.node,
+                    gpus=list(assignment.gpus),
+                    gpu_share=str(assignment.share),
                 )
                 try:
-                    launch = self._launch(workload, plan, replica.pod_name, ports, uid=state.uid)
+                    launch = self._launch(
+                        workload, plan, replica.pod_name, ports, uid=state.uid, on=assignment
+                    )
                 except PodStartError as error:
                     files.write_state(state.evolve(error=str(error)))
                     continue
@@ -247,8 +262,8 @@ class LocalRuntime:
         with self._lock:
             return {p.name for p in self._root.iterdir() if p.is_dir()}
 
-    def capacity(self) -> Capacity:
-        return self._capacity
+    def nodes(self) -> list[Node]:
+        return self._nodes
 
     def close(self) -> None:
         self._watcher.close()
@@ -281,13 +296,14 @@ class LocalRuntime:
         ports: WorkloadPorts,
         *,
         uid: str,
+        on: Assignment | None = None,
     ) -> Launch:
+        """The launch of a pod; `on` says where it was placed (a dry run: nowhere yet)."""
         endpoints = {name: Endpoint(LOOPBACK, port) for name, port in ports.endpoints.items()}
-        identity = PodIdentity(
-            uid=uid, name=pod_name, namespace=workload.namespace, node_name=self._capacity.node_name
-        )
+        node = on.node if on is not None else "<assigned at start>"
+        identity = PodIdentity(uid=uid, name=pod_name, namespace=workload.namespace, node_name=node)
         replica = plan.replica(pod_name)
-        runtime_env: dict[str, str] = {}
+        runtime_env = gpu_environment(on) if on is not None else {}
         if replica.spec.create_home_dir:
             runtime_env["HOME"] = str(self._root / workload.id / pod_name / "home")
         if plan.framework is DistributedFramework.MPI:
@@ -454,7 +470,8 @@ class LocalRuntime:
             "role": state.role,
             "index": state.index,
             "image": state.image,
-            "node_name": self._capacity.node_name,
+            "node_name": state.node or self._nodes[0].name,
+            "gpus": tuple(state.gpus or ()),
             "created_at": _moment(state.created_at),
             "started_at": _moment(state.started_at),
             "restarts": state.attempt,

@@ -68,6 +68,12 @@ class PodState:
     """The attempt's cgroup (limits with cgroups)."""
     oom_killed: bool = False
     """The attempt was killed for exceeding its memory limit."""
+    node: str | None = None
+    """The node the scheduler placed the pod on."""
+    gpus: list[int] | None = None
+    """The GPU devices it was given (their CUDA indices)."""
+    gpu_share: str | None = None
+    """The share of each of them it holds (`1` for whole devices)."""
 
     def evolve(self, **changes: Any) -> PodState:
         return replace(self, **changes)

@@ -1,4 +1,5 @@
-"""When a finished workload is due for deletion; a pod's ports, readiness and end reason.
+"""When a finished workload is due for deletion; where an admitted workload's pods were placed;
+a pod's ports, readiness and end reason.
 
 Revision ID: 0003
 Revises: 0002
@@ -19,6 +20,7 @@ depends_on = None
 def upgrade() -> None:
     with op.batch_alter_table("workloads") as batch:
         batch.add_column(sa.Column("auto_delete_at", sa.DateTime(timezone=True), nullable=True))
+        batch.add_column(sa.Column("placement", sa.Text(), nullable=True))
     with op.batch_alter_table("pods") as batch:
         batch.add_column(sa.Column("reason", sa.String(length=64), nullable=True))
         batch.add_column(
@@ -33,4 +35,5 @@ def downgrade() -> None:
         batch.drop_column("ready")
         batch.drop_column("reason")
     with op.batch_alter_table("workloads") as batch:
+        batch.drop_column("placement")
         batch.drop_column("auto_delete_at")
