@@ -210,3 +210,44 @@ def test_a_non_preemptible_training_workload_is_not_preempted(api: Api) -> None:
 
     assert poll(explained, timeout=30, what="the build workload waiting")["phase"] == "Pending"
     assert api.workload(steady)["phase"] == "Running"
+
+
+def test_an_elastic_gang_starts_with_its_minimum_and_grows_as_room_frees(api: Api) -> None:
+    """minReplicas 2 of 3 pods: with room for two on the a100 node, the master and worker-0
+    start and the workload runs; worker-1 is listed Pending until the holder leaves."""
+    holder = gpu_workload(api, "holder", WAITS, {"cpuCoreRequest": 1.5}, nodePools=["a100"])
+    api.wait_for(holder, {"Running"})
+    body = distributed(
+        api.cluster_id(),
+        name="stretchy",
+        workers=2,
+        args=WAITS,
+        compute={"cpuCoreRequest": 2.5},
+        nodePools=["a100"],
+        minReplicas=2,
+        maxReplicas=3,
+    )
+    elastic = str(api.create(body)["workloadId"])
+    assert api.wait_for(elastic, {"Running"})["phase"] == "Running"
+
+    def phases() -> dict[str, str]:
+        pods = api.get(f"/api/v1/workloads/{elastic}/pods").json()["pods"]
+        return {p["name"]: p["k8sPhase"] for p in pods}
+
+    waiting = {
+        "stretchy-master-0": "Running",
+        "stretchy-worker-0": "Running",
+        "stretchy-worker-1": "Pending",
+    }
+    poll(lambda: phases() == waiting or None, timeout=30, what=f"pods {waiting}")
+    reasons = [e["reason"] for e in events_of(api, elastic)]
+    assert "Waiting" in reasons
+    scheduled = [e["message"] for e in events_of(api, elastic) if e["reason"] == "Scheduled"]
+    assert scheduled[0] == "2 of 3 pods admitted together on node alpha"
+
+    assert api.delete(f"/api/v1/workloads/distributed/{holder}").status_code == 202
+    grown = dict.fromkeys(waiting, "Running")
+    poll(lambda: phases() == grown or None, timeout=30, what=f"pods {grown}")
+    messages = [e["message"] for e in events_of(api, elastic) if e["reason"] == "Scheduled"]
+    assert "room for stretchy-worker-1: starting" in messages
+    assert api.workload(elastic)["phase"] == "Running"

@@ -192,3 +192,36 @@ def test_holders_already_leaving_are_waited_for_not_preempted_again() -> None:
     decisions = schedule(usage, [urgent("u", 4)], holders)
     assert decisions.preempted == {}
     assert decisions.waiting == {"u": "waiting for preempted workloads to stop"}
+
+
+def elastic(workload_id: str, pods: int, required: int, gpus: int = 1) -> Candidate:
+    needs = [PodNeed(f"{workload_id}-{i}", gpu=GpuNeed(devices=gpus)) for i in range(pods)]
+    return Candidate(workload_id, f"name-{workload_id}", needs, None, 0, required)
+
+
+def test_an_elastic_gang_starts_with_its_minimum_and_what_else_fits() -> None:
+    decisions = schedule(using(3), [elastic("e", pods=8, required=3)])
+    assert sorted(decisions.admitted["e"]) == ["e-0", "e-1", "e-2", "e-3", "e-4"]
+    assert decisions.waiting == {}
+
+
+def test_an_elastic_gang_waits_when_even_its_minimum_does_not_fit_and_says_so() -> None:
+    decisions = schedule(using(6), [elastic("e", pods=4, required=3)])
+    assert decisions.admitted == {}
+    assert decisions.waiting == {"e": "waiting for resources: needs 3 GPUs, 2 free"}
+    parked = schedule(idle(), [elastic("f", pods=12, required=9)])
+    assert parked.parked == {"f": "the workload can never fit this cluster: needs 9 GPUs, 8 in all"}
+
+
+def test_elastic_holders_grow_into_free_room_only_when_nobody_waits() -> None:
+    usage = idle()
+    needs = [PodNeed(f"e-{i}", gpu=GpuNeed(devices=2)) for i in range(4)]
+    placed = place(usage, needs[:3])
+    assert isinstance(placed, dict)
+    grower = Holder("e", "name-e", needs, placed, waiting=needs[3:])
+    # a waiting gang has the free room first
+    blocked = schedule(usage, [gang("big", 4)], [grower])
+    assert blocked.grown == {}
+    grown = schedule(usage, [], [grower])
+    assert sorted(grown.grown["e"]) == ["e-0", "e-1", "e-2", "e-3"]
+    assert grown.grown["e"]["e-3"].gpus == (6, 7)

@@ -277,3 +277,16 @@ def test_a_running_pod_that_is_not_ready_holds_the_workload_initializing() -> No
         Phase.INITIALIZING, "waiting for train-master-0, train-worker-1 to be ready"
     )
     assert outcome(plan, pods(plan, [R, R, R])).phase is Phase.RUNNING
+
+
+def test_an_elastic_workload_runs_once_its_minimum_runs() -> None:
+    """minReplicas 2 of 3 pods: two running pods (the third waiting for room, so not among the
+    statuses) make the workload Running; one does not."""
+    the_plan = plan("PyTorch", 2, minReplicas=2, maxReplicas=3)
+    assert the_plan.required_pods == 2
+    statuses = pods(the_plan, [R, R, R])
+    assert outcome(the_plan, statuses[:2]) == Outcome(Phase.RUNNING)
+    assert outcome(the_plan, statuses[:1]).phase is Phase.INITIALIZING
+    fixed = plan("PyTorch", 2)
+    assert fixed.required_pods == 3
+    assert outcome(fixed, pods(fixed, [R, R, R])[:2]).phase is Phase.INITIALIZING

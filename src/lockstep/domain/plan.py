@@ -89,6 +89,15 @@ class ReplicaPlan:
     def is_elastic(self) -> bool:
         return self.min_workers is not None or self.max_workers is not None
 
+    @property
+    def required_pods(self) -> int:
+        """How many pods (leader first) must start together: all of them, or for an elastic
+        PyTorch workload its minReplicas, counting the master, which joins the rendezvous like
+        any node. The others start as capacity allows."""
+        if self.min_workers is None:
+            return len(self.replicas)
+        return max(1, min(self.min_workers, len(self.replicas)))
+
     def replica(self, pod_name: str) -> Replica:
         for replica in self.replicas:
             if replica.pod_name == pod_name:

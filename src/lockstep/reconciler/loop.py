@@ -72,6 +72,8 @@ class Reconciler:
         self._schedule_needed = True
         self._plans: dict[str, ReplicaPlan] = {}
         self._pod_needs: dict[str, list[PodNeed]] = {}
+        self._elastic_waiting = True
+        """Some admitted elastic workload may have pods waiting for room (unknown at first)."""
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -298,14 +300,16 @@ class Reconciler:
         statuses = self._runtime.observe(workload.id)
         if any(s.phase is PodPhase.PENDING for s in statuses):
             # Pods held back until the gang is ready (an MPI launcher waiting for its workers).
-            self._runtime.start(workload, plan, workload.placement or {})
+            self._runtime.start(workload, plan, workload.placement)
             statuses = self._runtime.observe(workload.id)
             if any(s.phase is PodPhase.PENDING for s in statuses):
                 self._queue.add_after(workload.id, self._settings.stop_poll_seconds)
         with self._db.read() as unit:
             known = {pod.name: pod for pod in unit.workloads.pods(workload.id, deleted=False)}
         change = WorkloadUpdate()
-        change.pods, change.events = self._pod_changes(workload, statuses, known)
+        change.pods, change.events = self._pod_changes(
+            workload, [*statuses, *_waiting_for_room(workload, plan, statuses)], known
+        )
         result = outcome(plan, statuses)
         message = result.message
         if result.failed_pod is not None:
@@ -474,6 +478,10 @@ class Reconciler:
         return pods, events
 
     def _pod_event(self, workload: Workload, pod: Pod, status: PodStatus) -> Event:
+        if not status.scheduled:
+            return self._event(
+                workload, "Waiting", f"pod {pod.name} {pod.message}", kind="Pod", name=pod.name
+            )
         if pod.phase is PodPhase.FAILED and status.reason == OOM_KILLED:
             return self._event(
                 workload,
@@ -567,8 +575,11 @@ class Reconciler:
                     priority=workload.priority,
                     preemptible=is_preemptible(workload.priority_class, spec.get("preemptibility")),
                     leaving=workload.actual_phase is Phase.TERMINATING,
+                    waiting=[need for need in needs if need.pod not in placement],
+                    affinity=gang_affinity(self._plan(workload)),
                 )
             )
+        self._elastic_waiting = any(holder.waiting for holder in holders)
         return holders
 
     def schedule(self) -> list[tuple[Workload, WorkloadUpdate]]:
@@ -576,15 +587,22 @@ class Reconciler:
         Returns what to write about the workloads it decided on."""
         with self._db.read() as unit:
             heads = unit.workloads.queue_heads(limit=SCHEDULE_BATCH)
-            admitted = unit.workloads.admitted() if heads else []
+            admitted = unit.workloads.admitted() if heads or self._elastic_waiting else []
         changes: list[tuple[Workload, WorkloadUpdate]] = []
-        if not heads:
+        if not heads and not self._elastic_waiting:
             return changes
         if len(heads) == SCHEDULE_BATCH:
             self._schedule_needed = True  # more are queued behind this batch
         plans = {w.id: self._plan(w) for w in heads}
         candidates = [
-            Candidate(w.id, w.name, self._needs(w), gang_affinity(plans[w.id]), w.priority)
+            Candidate(
+                w.id,
+                w.name,
+                self._needs(w),
+                gang_affinity(plans[w.id]),
+                w.priority,
+                plans[w.id].required_pods if plans[w.id].is_elastic else None,
+            )
             for w in heads
         ]
         usage = Usage(self._runtime.nodes())
@@ -608,6 +626,8 @@ class Reconciler:
                 failed = WorkloadUpdate(phase=Phase.FAILED, message=f"could not start: {error}")
                 changes.append((workload, _via_pending(workload, failed)))
                 continue
+            if len(placement) < len(plans[workload_id].replicas):
+                self._elastic_waiting = True  # an elastic gang started without all its pods
             change = WorkloadUpdate(
                 phase=Phase.INITIALIZING, message="starting pods", placement=placement
             )
@@ -615,6 +635,16 @@ class Reconciler:
                 self._event(workload, "Scheduled", _scheduled(plans[workload_id], placement))
             )
             changes.append((workload, _via_pending(workload, change)))
+            self._queue.add(workload_id)
+        for workload_id, placement in decisions.grown.items():
+            workload = running[workload_id]
+            self._runtime.start(workload, self._plan(workload), placement)
+            new = sorted(set(placement) - set(workload.placement or {}))
+            change = WorkloadUpdate(placement=placement)
+            change.events.append(
+                self._event(workload, "Scheduled", f"room for {', '.join(new)}: starting")
+            )
+            changes.append((workload, change))
             self._queue.add(workload_id)
         for workload_id, message in decisions.parked.items():
             parked = WorkloadUpdate(phase=Phase.PENDING, message=message, parked=True)
@@ -628,13 +658,39 @@ class Reconciler:
         return changes
 
 
+def _waiting_for_room(
+    workload: Workload, plan: ReplicaPlan, statuses: Sequence[PodStatus]
+) -> list[PodStatus]:
+    """A Pending status for each pod of an elastic workload that has no room yet."""
+    if workload.placement is None:
+        return []
+    seen = {status.name for status in statuses}
+    return [
+        PodStatus(
+            name=replica.pod_name,
+            role=replica.role.value,
+            index=replica.index,
+            phase=PodPhase.PENDING,
+            image=replica.spec.image or "",
+            node_name="",
+            message="waits for room on a node (the workload runs without it until then)",
+            scheduled=False,
+        )
+        for replica in plan.replicas
+        if replica.pod_name not in workload.placement and replica.pod_name not in seen
+    ]
+
+
 def _scheduled(plan: ReplicaPlan, placement: GangPlacement) -> str:
-    """`all 4 pods admitted together on node a (GPUs 0, 1)`."""
+    """`all 4 pods admitted together on node a (GPUs 0, 1)`, or for an elastic gang short of
+    room `3 of 4 pods admitted together …`."""
     nodes = sorted({a.node for a in placement.values()})
     gpus = sorted({i for a in placement.values() for i in a.gpus})
     where = f"node {nodes[0]}" if len(nodes) == 1 else f"nodes {', '.join(nodes)}"
     held = f" (GPUs {', '.join(map(str, gpus))})" if gpus else ""
-    return f"all {len(plan.replicas)} pods admitted together on {where}{held}"
+    count = len(plan.replicas)
+    admitted = f"all {count}" if len(placement) == count else f"{len(placement)} of {count}"
+    return f"{admitted} pods admitted together on {where}{held}"
 
 
 def _via_pending(workload: Workload, change: WorkloadUpdate) -> WorkloadUpdate:

@@ -7,6 +7,8 @@ failure rules, as a pure function of the plan and the pods' statuses.
   With restartPolicy Never, or when the pod could not even start, the workload fails. Otherwise
   the whole gang is stopped and started again, until it has been restarted backoffLimit times;
   then the workload fails.
+- A workload runs once every pod it started runs (and is ready): all of its pods, or for an
+  elastic PyTorch workload at least its minimum (its other pods start as room frees).
 """
 
 from __future__ import annotations
@@ -75,11 +77,12 @@ def outcome(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> Outcome:
             failed_pod=first.name,
             restart=True,
         )
-    if len(pods) == len(plan.replicas) and all(
+    started = len(pods) >= plan.required_pods
+    if started and all(
         p.phase is PodPhase.SUCCEEDED or (p.phase is PodPhase.RUNNING and p.ready) for p in pods
     ):
         return Outcome(Phase.RUNNING)
     unready = [p.name for p in pods if p.phase is PodPhase.RUNNING and not p.ready]
-    if unready and len(pods) == len(plan.replicas):
+    if unready and started:
         return Outcome(Phase.INITIALIZING, f"waiting for {', '.join(unready)} to be ready")
     return Outcome(Phase.INITIALIZING, "starting pods")

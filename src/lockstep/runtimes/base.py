@@ -40,6 +40,8 @@ class PodStatus:
     """Why it ended, when that is more than its exit code: `OOMKilled`."""
     gpus: tuple[int, ...] = ()
     """The GPU devices it was given."""
+    scheduled: bool = True
+    """False for a pod of an elastic workload still waiting for room (it has no process)."""
     ready: bool = False
     """Running and passing its readiness probe, or running without one."""
     ports: tuple[PortBinding, ...] = ()
@@ -81,9 +83,10 @@ class Runtime(Protocol):
         ...
 
     def start(
-        self, workload: Workload, plan: ReplicaPlan, placement: Mapping[str, Assignment]
+        self, workload: Workload, plan: ReplicaPlan, placement: Mapping[str, Assignment] | None
     ) -> None:
-        """Create every pod of `plan` that does not exist yet, where `placement` puts it."""
+        """Create every pod of `plan` that does not exist yet, where `placement` puts it; a pod
+        `placement` leaves out waits (None: every pod, on the first node)."""
         ...
 
     def observe(self, workload_id: str) -> list[PodStatus]:

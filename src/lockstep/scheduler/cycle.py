@@ -16,7 +16,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from lockstep.domain.cluster import Assignment
-from lockstep.scheduler.placement import GangPlacement, GangShortfall, PodNeed, Usage, place
+from lockstep.scheduler.placement import (
+    GangPlacement,
+    GangShortfall,
+    PodNeed,
+    Usage,
+    grow,
+    place,
+)
 from lockstep.schemas.pod import PodAffinity
 
 
@@ -27,6 +34,9 @@ class Candidate:
     needs: Sequence[PodNeed]
     affinity: PodAffinity | None = None
     priority: int = 0
+    required: int | None = None
+    """An elastic gang: how many of `needs` (the first ones) must start together; the rest
+    start as room allows. None: all of them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +51,9 @@ class Holder:
     preemptible: bool = False
     leaving: bool = False
     """Already being stopped (preempted before): what it holds is about to be free."""
+    waiting: Sequence[PodNeed] = ()
+    """Pods of an elastic gang that have no room yet."""
+    affinity: PodAffinity | None = None
 
 
 @dataclass(slots=True)
@@ -51,6 +64,8 @@ class Decisions:
     waiting: dict[str, str] = field(default_factory=dict)
     preempted: dict[str, str] = field(default_factory=dict)
     """Holder → the name of the workload it makes room for."""
+    grown: dict[str, GangPlacement] = field(default_factory=dict)
+    """Elastic holders that got room for more pods → their whole placement now."""
 
 
 def schedule(usage: Usage, heads: Sequence[Candidate], holders: Sequence[Holder] = ()) -> Decisions:
@@ -59,7 +74,8 @@ def schedule(usage: Usage, heads: Sequence[Candidate], holders: Sequence[Holder]
     decisions = Decisions()
     blocked_by: Candidate | None = None
     for candidate in heads:
-        on_idle = place(Usage(usage.nodes), candidate.needs, candidate.affinity)
+        required = candidate.needs[: candidate.required or len(candidate.needs)]
+        on_idle = place(Usage(usage.nodes), required, candidate.affinity)
         if isinstance(on_idle, GangShortfall):
             decisions.parked[candidate.workload_id] = (
                 f"the workload can never fit this cluster: {on_idle.message}"
@@ -69,6 +85,8 @@ def schedule(usage: Usage, heads: Sequence[Candidate], holders: Sequence[Holder]
             decisions.waiting[candidate.workload_id] = f"queued behind workload {blocked_by.name}"
             continue
         placed = place(usage, candidate.needs, candidate.affinity)
+        if isinstance(placed, GangShortfall) and len(required) < len(candidate.needs):
+            placed = _elastic(usage, candidate, required)
         if isinstance(placed, GangShortfall):
             message = f"waiting for resources: {placed.message}"
             victims = _victims(usage, candidate, holders, decisions)
@@ -83,7 +101,25 @@ def schedule(usage: Usage, heads: Sequence[Candidate], holders: Sequence[Holder]
             blocked_by = candidate
         else:
             decisions.admitted[candidate.workload_id] = placed
+    if blocked_by is None:
+        # Nobody waits for room: elastic gangs take what is left for their waiting pods.
+        for holder in holders:
+            if holder.waiting and not holder.leaving:
+                added = grow(usage, holder.placement, holder.waiting, holder.affinity)
+                if added:
+                    decisions.grown[holder.workload_id] = {**holder.placement, **added}
     return decisions
+
+
+def _elastic(
+    usage: Usage, candidate: Candidate, required: Sequence[PodNeed]
+) -> GangPlacement | GangShortfall:
+    """An elastic gang's minimum, placed together, and as many of its other pods as fit."""
+    placed = place(usage, required, candidate.affinity)
+    if isinstance(placed, GangShortfall):
+        return placed
+    rest = candidate.needs[len(required) :]
+    return {**placed, **grow(usage, placed, rest, candidate.affinity)}
 
 
 def _victims(

@@ -202,6 +202,30 @@ def place(
     return shortfall
 
 
+def grow(
+    usage: Usage,
+    placed: GangPlacement,
+    rest: Sequence[PodNeed],
+    affinity: PodAffinity | None = None,
+) -> GangPlacement:
+    """Place what fits of `rest`, in order, next to the gang already `placed` (on nodes that
+    share its topology value when a Required pod affinity asks so); stops at the first that
+    does not fit. Returns the new assignments, counted in `usage`."""
+    nodes = usage.nodes
+    if affinity is not None and affinity.key and _is_required(affinity) and placed:
+        by_name = {node.name: node for node in nodes}
+        anchor = by_name.get(next(iter(placed.values())).node)
+        value = anchor.label(affinity.key) if anchor is not None else None
+        nodes = [node for node in nodes if node.label(affinity.key) == value]
+    added: GangPlacement = {}
+    for need in rest:
+        result = _place_on(usage, [need], nodes)
+        if isinstance(result, GangShortfall):
+            break
+        added.update(result)
+    return added
+
+
 def _place_on(
     usage: Usage, needs: Sequence[PodNeed], nodes: Sequence[Node]
 ) -> GangPlacement | GangShortfall:

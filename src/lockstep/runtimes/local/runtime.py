@@ -113,7 +113,6 @@ class LocalRuntime:
         """Start the pods that are not started yet, each on its node with its GPUs: workers
         first, then the leader — an MPI launcher created with WaitForWorkersReady only once
         every worker runs."""
-        placement = placement or {}
         with self._lock:
             ports = self._ensure_ports(workload.id, plan)
             if plan.framework is DistributedFramework.MPI:
@@ -129,7 +128,12 @@ class LocalRuntime:
                     self._resume_launch(workload.id, files, hold=hold)
                     continue
                 files.directory.mkdir(parents=True, exist_ok=True)
-                assignment = placement.get(replica.pod_name) or Assignment(self._nodes[0].name)
+                if placement is None:
+                    assignment = Assignment(self._nodes[0].name)
+                elif replica.pod_name in placement:
+                    assignment = placement[replica.pod_name]
+                else:
+                    continue  # an elastic workload's pod waiting for room
                 state = PodState(
                     uid=str(uuid.uuid4()),
                     role=replica.role.value,
