@@ -180,7 +180,11 @@ def test_pod_affinity_keeps_the_gang_within_one_topology_value(kind: PodAffinity
     ]
     usage = Usage(nodes)
     result = placed(
-        place(usage, [whole(f"p{i}", 1) for i in range(3)], PodAffinity(type=kind, key="rack"))
+        place(
+            usage,
+            [whole(f"p{i}", 1) for i in range(3)],
+            affinity=PodAffinity(type=kind, key="rack"),
+        )
     )
     assert {a.node for a in result.values()} <= {"r2a", "r2b"}
 
@@ -192,10 +196,12 @@ def test_required_pod_affinity_refuses_to_spread_and_preferred_spreads() -> None
     ]
     gang = [whole(f"p{i}", 1) for i in range(3)]
     required = PodAffinity(type=PodAffinityType.REQUIRED, key="rack")
-    assert "no nodes sharing one value of rack" in shortfall(place(Usage(nodes), gang, required))
+    assert "no nodes sharing one value of rack" in shortfall(
+        place(Usage(nodes), gang, affinity=required)
+    )
     preferred = PodAffinity(type=PodAffinityType.PREFERRED, key="rack")
-    assert len(placed(place(Usage(nodes), gang, preferred))) == 3
+    assert len(placed(place(Usage(nodes), gang, affinity=preferred))) == 3
     unlabelled = PodAffinity(type=PodAffinityType.REQUIRED, key="zone")
-    assert shortfall(place(Usage(nodes), gang, unlabelled)) == (
+    assert shortfall(place(Usage(nodes), gang, affinity=unlabelled)) == (
         "no node has the label zone that the pod affinity requires"
     )

@@ -558,7 +558,7 @@ class Reconciler:
             placement = workload.placement
             if placement is None:
                 # Admitted before its placement was recorded: count it where it fits now.
-                placed = place(usage, needs, gang_affinity(self._plan(workload)))
+                placed = place(usage, needs, affinity=gang_affinity(self._plan(workload)))
                 placement = placed if isinstance(placed, dict) else {}
             else:
                 for need in needs:
@@ -568,10 +568,10 @@ class Reconciler:
             spec = workload.request.get("spec") or {}
             holders.append(
                 Holder(
-                    workload.id,
-                    workload.name,
-                    needs,
-                    dict(placement),
+                    workload_id=workload.id,
+                    name=workload.name,
+                    needs=needs,
+                    placement=dict(placement),
                     priority=workload.priority,
                     preemptible=is_preemptible(workload.priority_class, spec.get("preemptibility")),
                     leaving=workload.actual_phase is Phase.TERMINATING,
@@ -596,12 +596,12 @@ class Reconciler:
         plans = {w.id: self._plan(w) for w in heads}
         candidates = [
             Candidate(
-                w.id,
-                w.name,
-                self._needs(w),
-                gang_affinity(plans[w.id]),
-                w.priority,
-                plans[w.id].required_pods if plans[w.id].is_elastic else None,
+                workload_id=w.id,
+                name=w.name,
+                needs=self._needs(w),
+                affinity=gang_affinity(plans[w.id]),
+                priority=w.priority,
+                required=plans[w.id].required_pods if plans[w.id].is_elastic else None,
             )
             for w in heads
         ]

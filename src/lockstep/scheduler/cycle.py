@@ -75,7 +75,7 @@ def schedule(usage: Usage, heads: Sequence[Candidate], holders: Sequence[Holder]
     blocked_by: Candidate | None = None
     for candidate in heads:
         required = candidate.needs[: candidate.required or len(candidate.needs)]
-        on_idle = place(Usage(usage.nodes), required, candidate.affinity)
+        on_idle = place(Usage(usage.nodes), required, affinity=candidate.affinity)
         if isinstance(on_idle, GangShortfall):
             decisions.parked[candidate.workload_id] = (
                 f"the workload can never fit this cluster: {on_idle.message}"
@@ -84,7 +84,7 @@ def schedule(usage: Usage, heads: Sequence[Candidate], holders: Sequence[Holder]
         if blocked_by is not None:
             decisions.waiting[candidate.workload_id] = f"queued behind workload {blocked_by.name}"
             continue
-        placed = place(usage, candidate.needs, candidate.affinity)
+        placed = place(usage, candidate.needs, affinity=candidate.affinity)
         if isinstance(placed, GangShortfall) and len(required) < len(candidate.needs):
             placed = _elastic(usage, candidate, required)
         if isinstance(placed, GangShortfall):
@@ -105,7 +105,7 @@ def schedule(usage: Usage, heads: Sequence[Candidate], holders: Sequence[Holder]
         # Nobody waits for room: elastic gangs take what is left for their waiting pods.
         for holder in holders:
             if holder.waiting and not holder.leaving:
-                added = grow(usage, holder.placement, holder.waiting, holder.affinity)
+                added = grow(usage, holder.placement, holder.waiting, affinity=holder.affinity)
                 if added:
                     decisions.grown[holder.workload_id] = {**holder.placement, **added}
     return decisions
@@ -115,11 +115,11 @@ def _elastic(
     usage: Usage, candidate: Candidate, required: Sequence[PodNeed]
 ) -> GangPlacement | GangShortfall:
     """An elastic gang's minimum, placed together, and as many of its other pods as fit."""
-    placed = place(usage, required, candidate.affinity)
+    placed = place(usage, required, affinity=candidate.affinity)
     if isinstance(placed, GangShortfall):
         return placed
     rest = candidate.needs[len(required) :]
-    return {**placed, **grow(usage, placed, rest, candidate.affinity)}
+    return {**placed, **grow(usage, placed, rest, affinity=candidate.affinity)}
 
 
 def _victims(
@@ -161,4 +161,6 @@ def _release(usage: Usage, holder: Holder) -> None:
 
 
 def _fits(usage: Usage, candidate: Candidate) -> bool:
-    return not isinstance(place(usage.copy(), candidate.needs, candidate.affinity), GangShortfall)
+    return not isinstance(
+        place(usage.copy(), candidate.needs, affinity=candidate.affinity), GangShortfall
+    )

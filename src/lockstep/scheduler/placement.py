@@ -176,7 +176,7 @@ class GangShortfall:
 
 
 def place(
-    usage: Usage, needs: Sequence[PodNeed], affinity: PodAffinity | None = None
+    usage: Usage, needs: Sequence[PodNeed], *, affinity: PodAffinity | None = None
 ) -> GangPlacement | GangShortfall:
     """Every pod of the gang placed (and counted in `usage`), or why it cannot be; `usage` is
     left as it was then. A Required pod affinity keeps the gang on nodes that share the value
@@ -206,6 +206,7 @@ def grow(
     usage: Usage,
     placed: GangPlacement,
     rest: Sequence[PodNeed],
+    *,
     affinity: PodAffinity | None = None,
 ) -> GangPlacement:
     """Place what fits of `rest`, in order, next to the gang already `placed` (on nodes that
