@@ -1,0 +1,113 @@
+"""Every call of the API the SDK makes, described once as data (method, path, query, body,
+whether it may be retried): the sync and the async client only send them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+from uuid import UUID
+
+from lockstep.schemas.distributed import DistributedCreationRequest
+
+WorkloadId = str | UUID
+"""A workload's id, as the API returns it in JSON (str) or in a model (UUID)."""
+
+WORKLOADS = "/api/v1/workloads"
+DISTRIBUTED = "/api/v1/workloads/distributed"
+TERMINAL_PHASES = frozenset({"Completed", "Failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    method: str
+    path: str
+    params: Mapping[str, str | int] = field(default_factory=dict)
+    body: Any = None
+    idempotent: bool = True
+    """Safe to send again when no answer came (or the server was unavailable)."""
+
+
+def create_distributed(request: DistributedCreationRequest | Mapping[str, Any]) -> Call:
+    body = request.to_wire() if isinstance(request, DistributedCreationRequest) else dict(request)
+    return Call("POST", DISTRIBUTED, body=body, idempotent=False)
+
+
+def get(workload_id: WorkloadId) -> Call:
+    return Call("GET", f"{WORKLOADS}/{workload_id}")
+
+
+def get_distributed(workload_id: WorkloadId) -> Call:
+    return Call("GET", f"{DISTRIBUTED}/{workload_id}")
+
+
+def delete(workload_id: WorkloadId) -> Call:
+    return Call("DELETE", f"{DISTRIBUTED}/{workload_id}")
+
+
+def suspend(workload_id: WorkloadId) -> Call:
+    return Call("POST", f"{DISTRIBUTED}/{workload_id}/suspend")
+
+
+def resume(workload_id: WorkloadId) -> Call:
+    return Call("POST", f"{DISTRIBUTED}/{workload_id}/resume")
+
+
+def list_page(
+    *,
+    offset: int,
+    limit: int,
+    filter_by: list[str],
+    sort_by: str | None,
+    sort_order: str | None,
+    search: str | None,
+    deleted: bool,
+) -> Call:
+    params: dict[str, str | int] = {"offset": offset, "limit": limit}
+    if filter_by:
+        params["filterBy"] = ",".join(filter_by)
+    if sort_by:
+        params["sortBy"] = sort_by
+    if sort_order:
+        params["sortOrder"] = sort_order
+    if search:
+        params["search"] = search
+    if deleted:
+        params["deleted"] = "true"
+    return Call("GET", WORKLOADS, params=params)
+
+
+def sub_page(workload_id: WorkloadId, what: str, *, offset: int, limit: int) -> Call:
+    """A page of a workload's `pods`, `events` or `history`."""
+    return Call(
+        "GET", f"{WORKLOADS}/{workload_id}/{what}", params={"offset": offset, "limit": limit}
+    )
+
+
+def logs(
+    workload_id: WorkloadId,
+    pod: str,
+    *,
+    follow: bool,
+    tail_lines: int | None,
+    since_seconds: int | None,
+    timestamps: bool,
+) -> Call:
+    params: dict[str, str | int] = {}
+    if follow:
+        params["follow"] = "true"
+    if tail_lines is not None:
+        params["tailLines"] = tail_lines
+    if since_seconds is not None:
+        params["sinceSeconds"] = since_seconds
+    if timestamps:
+        params["timestamps"] = "true"
+    return Call("GET", f"{WORKLOADS}/{workload_id}/pods/{pod}/logs", params=params)
+
+
+def projects() -> Call:
+    return Call("GET", "/api/v1/org-unit/projects")
+
+
+ITEMS_KEY = {"pods": "pods", "events": "events", "history": "records"}
+"""The key under which each sub-resource's page holds its items."""

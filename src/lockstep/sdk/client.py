@@ -1,0 +1,554 @@
+"""`Client` and `AsyncClient`: lockstep's API from Python, on httpx.
+
+    from lockstep import Client
+
+    with Client("http://127.0.0.1:8080", client_id="alice", client_secret="…") as lockstep:
+        created = lockstep.create_distributed({...})          # the Run:ai request body
+        lockstep.wait(created.workload_id, phase="Running", timeout=600)
+        for line in lockstep.logs(created.workload_id, "train-master-0", follow=True):
+            print(line, end="")
+
+Both take a token, or an application's client id and secret (a token is then obtained, and
+renewed before it expires). Idempotent calls are retried on connection errors and 503 answers;
+errors raise the typed exceptions of `lockstep.sdk.errors` with the server's message. Requests
+and distributed workloads are the server's own models (`lockstep.schemas.distributed`); other
+answers are the API's JSON objects.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+
+from lockstep.schemas.distributed import DistributedCreationRequest, DistributedWorkload
+from lockstep.sdk import calls
+from lockstep.sdk.auth import TOKEN_ENDPOINT, Tokens
+from lockstep.sdk.calls import WorkloadId
+from lockstep.sdk.errors import ClientError, Unreachable, error_from
+from lockstep.sdk.retry import Retry, worth_retrying
+
+Json = dict[str, Any]
+Items = list[Json]
+"""(Named apart: inside the clients, `list` is a method.)"""
+DEFAULT_RETRY = Retry()
+PAGE_SIZE = 100
+TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+
+
+class WaitTimeout(ClientError):
+    """`wait` gave up: the workload did not reach the phase in time."""
+
+
+class WorkloadEnded(ClientError):
+    """`wait` saw the workload end (Completed or Failed) in a phase that was not asked for."""
+
+    def __init__(self, workload: Json) -> None:
+        super().__init__(
+            f"workload {workload.get('name')} ended {workload.get('phase')}: "
+            f"{workload.get('phaseMessage') or ''}".rstrip(": ")
+        )
+        self.workload = workload
+
+
+def _wanted(phase: str | Collection[str]) -> frozenset[str]:
+    return frozenset({phase} if isinstance(phase, str) else phase)
+
+
+def _check(response: httpx.Response) -> httpx.Response:
+    if response.is_error:
+        raise error_from(response)
+    return response
+
+
+class Client:
+    """lockstep's API, synchronously."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        retry: Retry = DEFAULT_RETRY,
+        http: httpx.Client | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        """`http`: an httpx client to send with (its transport and base URL are used)."""
+        self.url = url.rstrip("/")
+        self.auth = Tokens(
+            token=token, client_id=client_id, client_secret=client_secret, clock=clock
+        )
+        self._http = http or httpx.Client(base_url=self.url, timeout=TIMEOUT)
+        self._owns_http = http is None
+        self._retry = retry
+        self._sleep = sleep
+        self._clock = clock
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        if self._owns_http:
+            self._http.close()
+
+    # --- the API ----------------------------------------------------------------------
+
+    def create_distributed(
+        self, request: DistributedCreationRequest | Mapping[str, Any]
+    ) -> DistributedWorkload:
+        """Submit a distributed workload; returned once it is stored (202)."""
+        response = self._send(calls.create_distributed(request))
+        return DistributedWorkload.model_validate_json(response.content)
+
+    def get(self, workload_id: WorkloadId) -> Json:
+        """The workload as `GET /api/v1/workloads/{id}` shows it (phase, pods, …)."""
+        return self._json(calls.get(workload_id))
+
+    def get_distributed(self, workload_id: WorkloadId) -> DistributedWorkload:
+        response = self._send(calls.get_distributed(workload_id))
+        return DistributedWorkload.model_validate_json(response.content)
+
+    def list(
+        self,
+        *,
+        project: str | None = None,
+        phase: str | None = None,
+        name: str | None = None,
+        filter_by: Collection[str] = (),
+        sort_by: str | None = None,
+        sort_order: str | None = None,
+        search: str | None = None,
+        deleted: bool = False,
+        page_size: int = PAGE_SIZE,
+    ) -> Iterator[Json]:
+        """Every workload that matches, fetched a page at a time as the iteration goes."""
+        filters = _filters(project=project, phase=phase, name=name, more=filter_by)
+        offset = 0
+        while True:
+            call = calls.list_page(
+                offset=offset,
+                limit=page_size,
+                filter_by=filters,
+                sort_by=sort_by,
+                sort_order=sort_order,
+                search=search,
+                deleted=deleted,
+            )
+            body = self._json(call)
+            yield from body["workloads"]
+            if "next" not in body:
+                return
+            offset = int(body["next"])
+
+    def delete(self, workload_id: WorkloadId) -> None:
+        self._send(calls.delete(workload_id))
+
+    def suspend(self, workload_id: WorkloadId) -> None:
+        self._send(calls.suspend(workload_id))
+
+    def resume(self, workload_id: WorkloadId) -> None:
+        self._send(calls.resume(workload_id))
+
+    def pods(self, workload_id: WorkloadId) -> Items:
+        return self._all(workload_id, "pods")
+
+    def events(self, workload_id: WorkloadId) -> Items:
+        return self._all(workload_id, "events")
+
+    def history(self, workload_id: WorkloadId) -> Items:
+        return self._all(workload_id, "history")
+
+    def projects(self) -> Items:
+        return list(self._json(calls.projects())["projects"])
+
+    def logs(
+        self,
+        workload_id: WorkloadId,
+        pod: str,
+        *,
+        follow: bool = False,
+        tail_lines: int | None = None,
+        since_seconds: int | None = None,
+        timestamps: bool = False,
+    ) -> Iterator[str]:
+        """A pod's log, line by line (each ending in a newline); with `follow`, new lines as
+        the pod prints them, until it ends."""
+        call = calls.logs(
+            workload_id,
+            pod,
+            follow=follow,
+            tail_lines=tail_lines,
+            since_seconds=since_seconds,
+            timestamps=timestamps,
+        )
+        timeout = httpx.Timeout(TIMEOUT.connect, read=None) if follow else TIMEOUT
+        for attempt in range(2):
+            self._authorize()
+            with self._http.stream(
+                call.method,
+                call.path,
+                params=call.params,
+                headers=self.auth.header(),
+                timeout=timeout,
+            ) as response:
+                if response.status_code == 401 and attempt == 0 and self.auth.renewable:
+                    self.auth.forget()
+                    continue
+                if response.is_error:
+                    response.read()
+                    raise error_from(response)
+                for line in response.iter_lines():
+                    yield line + "\n"
+                return
+
+    def wait(
+        self,
+        workload_id: WorkloadId,
+        *,
+        phase: str | Collection[str],
+        timeout: float,
+        every: float = 0.5,
+    ) -> Json:
+        """Poll until the workload is in `phase` (one, or any of several) and return it;
+        `WorkloadEnded` if it ends otherwise, `WaitTimeout` after `timeout` seconds."""
+        wanted = _wanted(phase)
+        deadline = self._clock() + timeout
+        while True:
+            workload = self.get(workload_id)
+            if workload["phase"] in wanted:
+                return workload
+            if workload["phase"] in calls.TERMINAL_PHASES:
+                raise WorkloadEnded(workload)
+            if self._clock() >= deadline:
+                raise WaitTimeout(
+                    f"workload {workload['name']} is {workload['phase']}, "
+                    f"not {' or '.join(sorted(wanted))}, after {timeout:g} s"
+                )
+            self._sleep(every)
+
+    # --- sending ----------------------------------------------------------------------
+
+    def _all(self, workload_id: WorkloadId, what: str) -> Items:
+        items: Items = []
+        offset = 0
+        while True:
+            body = self._json(calls.sub_page(workload_id, what, offset=offset, limit=PAGE_SIZE))
+            items += body[calls.ITEMS_KEY[what]]
+            if "next" not in body:
+                return items
+            offset = int(body["next"])
+
+    def _json(self, call: calls.Call) -> Json:
+        body: Json = self._send(call).json()
+        return body
+
+    def _authorize(self) -> None:
+        """Obtain a token first, when one is due."""
+        with self.auth.lock:
+            if not self.auth.due():
+                return
+            requested_at = self.auth.now()
+            body = self.auth.request_body()
+            response = self._send_once(calls.Call("POST", TOKEN_ENDPOINT, body=body), auth=False)
+            self.auth.accept(_check(response).json(), requested_at=requested_at)
+
+    def _send_once(self, call: calls.Call, *, auth: bool = True) -> httpx.Response:
+        """One request, and once more with a new token when the server refused the token."""
+        if auth:
+            self._authorize()
+        headers = self.auth.header() if auth else {}
+        response = self._http.request(
+            call.method, call.path, params=call.params, json=call.body, headers=headers
+        )
+        if auth and response.status_code == 401 and self.auth.renewable:
+            self.auth.forget()
+            self._authorize()
+            response = self._http.request(
+                call.method,
+                call.path,
+                params=call.params,
+                json=call.body,
+                headers=self.auth.header(),
+            )
+        return response
+
+    def _send(self, call: calls.Call) -> httpx.Response:
+        attempt = 0
+        while True:
+            response: httpx.Response | None = None
+            error: Exception | None = None
+            try:
+                response = self._send_once(call)
+            except httpx.TransportError as failure:
+                error = failure
+            if attempt + 1 < self._retry.attempts and worth_retrying(
+                call.idempotent, response, error
+            ):
+                self._sleep(self._retry.pause(attempt, response))
+                attempt += 1
+                continue
+            if error is not None:
+                raise Unreachable(f"lockstep at {self.url} did not answer: {error}") from error
+            assert response is not None
+            return _check(response)
+
+
+class AsyncClient:
+    """lockstep's API, for asyncio."""
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        token: str | None = None,
+        client_id: str | None = None,
+        client_secret: str | None = None,
+        retry: Retry = DEFAULT_RETRY,
+        http: httpx.AsyncClient | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.url = url.rstrip("/")
+        self.auth = Tokens(
+            token=token, client_id=client_id, client_secret=client_secret, clock=clock
+        )
+        self._http = http or httpx.AsyncClient(base_url=self.url, timeout=TIMEOUT)
+        self._owns_http = http is None
+        self._retry = retry
+        self._clock = clock
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        if self._owns_http:
+            await self._http.aclose()
+
+    async def create_distributed(
+        self, request: DistributedCreationRequest | Mapping[str, Any]
+    ) -> DistributedWorkload:
+        response = await self._send(calls.create_distributed(request))
+        return DistributedWorkload.model_validate_json(response.content)
+
+    async def get(self, workload_id: WorkloadId) -> Json:
+        return await self._json(calls.get(workload_id))
+
+    async def get_distributed(self, workload_id: WorkloadId) -> DistributedWorkload:
+        response = await self._send(calls.get_distributed(workload_id))
+        return DistributedWorkload.model_validate_json(response.content)
+
+    async def list(
+        self,
+        *,
+        project: str | None = None,
+        phase: str | None = None,
+        name: str | None = None,
+        filter_by: Collection[str] = (),
+        sort_by: str | None = None,
+        sort_order: str | None = None,
+        search: str | None = None,
+        deleted: bool = False,
+        page_size: int = PAGE_SIZE,
+    ) -> AsyncIterator[Json]:
+        filters = _filters(project=project, phase=phase, name=name, more=filter_by)
+        offset = 0
+        while True:
+            call = calls.list_page(
+                offset=offset,
+                limit=page_size,
+                filter_by=filters,
+                sort_by=sort_by,
+                sort_order=sort_order,
+                search=search,
+                deleted=deleted,
+            )
+            body = await self._json(call)
+            for item in body["workloads"]:
+                yield item
+            if "next" not in body:
+                return
+            offset = int(body["next"])
+
+    async def delete(self, workload_id: WorkloadId) -> None:
+        await self._send(calls.delete(workload_id))
+
+    async def suspend(self, workload_id: WorkloadId) -> None:
+        await self._send(calls.suspend(workload_id))
+
+    async def resume(self, workload_id: WorkloadId) -> None:
+        await self._send(calls.resume(workload_id))
+
+    async def pods(self, workload_id: WorkloadId) -> Items:
+        return await self._all(workload_id, "pods")
+
+    async def events(self, workload_id: WorkloadId) -> Items:
+        return await self._all(workload_id, "events")
+
+    async def history(self, workload_id: WorkloadId) -> Items:
+        return await self._all(workload_id, "history")
+
+    async def projects(self) -> Items:
+        return list((await self._json(calls.projects()))["projects"])
+
+    async def logs(
+        self,
+        workload_id: WorkloadId,
+        pod: str,
+        *,
+        follow: bool = False,
+        tail_lines: int | None = None,
+        since_seconds: int | None = None,
+        timestamps: bool = False,
+    ) -> AsyncIterator[str]:
+        call = calls.logs(
+            workload_id,
+            pod,
+            follow=follow,
+            tail_lines=tail_lines,
+            since_seconds=since_seconds,
+            timestamps=timestamps,
+        )
+        timeout = httpx.Timeout(TIMEOUT.connect, read=None) if follow else TIMEOUT
+        for attempt in range(2):
+            await self._authorize()
+            async with self._http.stream(
+                call.method,
+                call.path,
+                params=call.params,
+                headers=self.auth.header(),
+                timeout=timeout,
+            ) as response:
+                if response.status_code == 401 and attempt == 0 and self.auth.renewable:
+                    self.auth.forget()
+                    continue
+                if response.is_error:
+                    await response.aread()
+                    raise error_from(response)
+                async for line in response.aiter_lines():
+                    yield line + "\n"
+                return
+
+    async def wait(
+        self,
+        workload_id: WorkloadId,
+        *,
+        phase: str | Collection[str],
+        timeout: float,
+        every: float = 0.5,
+    ) -> Json:
+        wanted = _wanted(phase)
+        deadline = self._clock() + timeout
+        while True:
+            workload = await self.get(workload_id)
+            if workload["phase"] in wanted:
+                return workload
+            if workload["phase"] in calls.TERMINAL_PHASES:
+                raise WorkloadEnded(workload)
+            if self._clock() >= deadline:
+                raise WaitTimeout(
+                    f"workload {workload['name']} is {workload['phase']}, "
+                    f"not {' or '.join(sorted(wanted))}, after {timeout:g} s"
+                )
+            await asyncio.sleep(every)
+
+    async def _all(self, workload_id: WorkloadId, what: str) -> Items:
+        items: Items = []
+        offset = 0
+        while True:
+            call = calls.sub_page(workload_id, what, offset=offset, limit=PAGE_SIZE)
+            body = await self._json(call)
+            items += body[calls.ITEMS_KEY[what]]
+            if "next" not in body:
+                return items
+            offset = int(body["next"])
+
+    async def _json(self, call: calls.Call) -> Json:
+        body: Json = (await self._send(call)).json()
+        return body
+
+    async def _authorize(self) -> None:
+        """Obtain a token first, when one is due."""
+        if not self.auth.due():
+            return
+        requested_at = self.auth.now()
+        body = self.auth.request_body()
+        response = await self._send_once(calls.Call("POST", TOKEN_ENDPOINT, body=body), auth=False)
+        self.auth.accept(_check(response).json(), requested_at=requested_at)
+
+    async def _send_once(self, call: calls.Call, *, auth: bool = True) -> httpx.Response:
+        """One request, and once more with a new token when the server refused the token."""
+        if auth:
+            await self._authorize()
+        headers = self.auth.header() if auth else {}
+        response = await self._http.request(
+            call.method, call.path, params=call.params, json=call.body, headers=headers
+        )
+        if auth and response.status_code == 401 and self.auth.renewable:
+            self.auth.forget()
+            await self._authorize()
+            response = await self._http.request(
+                call.method,
+                call.path,
+                params=call.params,
+                json=call.body,
+                headers=self.auth.header(),
+            )
+        return response
+
+    async def _send(self, call: calls.Call) -> httpx.Response:
+        attempt = 0
+        while True:
+            response: httpx.Response | None = None
+            error: Exception | None = None
+            try:
+                response = await self._send_once(call)
+            except httpx.TransportError as failure:
+                error = failure
+            if attempt + 1 < self._retry.attempts and worth_retrying(
+                call.idempotent, response, error
+            ):
+                await asyncio.sleep(self._retry.pause(attempt, response))
+                attempt += 1
+                continue
+            if error is not None:
+                raise Unreachable(f"lockstep at {self.url} did not answer: {error}") from error
+            assert response is not None
+            return _check(response)
+
+
+def _filters(
+    *, project: str | None, phase: str | None, name: str | None, more: Collection[str]
+) -> list[str]:
+    """The API's filterBy terms for the common questions, and any given as they are."""
+    terms = list(more)
+    if project is not None:
+        terms.append(
+            f"projectName=={project}" if not project.isdigit() else f"projectId=={project}"
+        )
+    if phase is not None:
+        terms.append(f"phase=={phase}")
+    if name is not None:
+        terms.append(f"name=={name}")
+    return terms
