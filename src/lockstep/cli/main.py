@@ -7,7 +7,7 @@ from typing import Annotated
 
 import typer
 
-from lockstep.cli import admin, values
+from lockstep.cli import admin, login, projects, training, values
 
 app = typer.Typer(
     name="lockstep",
@@ -18,6 +18,10 @@ app = typer.Typer(
 app.add_typer(admin.app, name="admin")
 app.add_typer(values.secret_app, name="secret")
 app.add_typer(values.config_map_app, name="configmap")
+app.add_typer(training.app, name="training")
+app.add_typer(projects.app, name="project")
+app.add_typer(login.config_app, name="config")
+app.command("login")(login.login)
 
 
 @app.command()

@@ -109,5 +109,9 @@ def projects() -> Call:
     return Call("GET", "/api/v1/org-unit/projects")
 
 
+def clusters() -> Call:
+    return Call("GET", "/api/v1/clusters")
+
+
 ITEMS_KEY = {"pods": "pods", "events": "events", "history": "records"}
 """The key under which each sub-resource's page holds its items."""

@@ -176,6 +176,10 @@ class Client:
     def projects(self) -> Items:
         return list(self._json(calls.projects())["projects"])
 
+    def clusters(self) -> Items:
+        answer: Items = self._send(calls.clusters()).json()
+        return answer
+
     def logs(
         self,
         workload_id: WorkloadId,
@@ -411,6 +415,10 @@ class AsyncClient:
 
     async def projects(self) -> Items:
         return list((await self._json(calls.projects()))["projects"])
+
+    async def clusters(self) -> Items:
+        answer: Items = (await self._send(calls.clusters())).json()
+        return answer
 
     async def logs(
         self,

@@ -1,0 +1,66 @@
+"""How CLI commands reach lockstep and end: an SDK client for the active context, and every
+failure turned into a one-line message on stderr and an exit status scripts can rely on:
+
+    0 ok · 1 the workload failed (when waited on) · 2 usage · 3 not found · 4 not authorized
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+import typer
+
+if TYPE_CHECKING:
+    from lockstep.sdk import Client
+
+OK, WORKLOAD_FAILED, USAGE, NOT_FOUND, NOT_AUTHORIZED = 0, 1, 2, 3, 4
+
+
+def fail(message: str, status: int) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(status)
+
+
+@contextmanager
+def connected(context: str | None = None) -> Iterator[Client]:
+    """A client for the active context; lockstep's errors end the command with their status."""
+    from lockstep.cli.contexts import NoContext, active
+    from lockstep.sdk import (
+        ApiError,
+        Client,
+        ClientError,
+        Forbidden,
+        InvalidRequest,
+        NotFound,
+        Unauthorized,
+        WorkloadEnded,
+    )
+
+    try:
+        chosen = active(context)
+    except NoContext as error:
+        raise fail(str(error), USAGE) from error
+    client = Client(
+        chosen.url,
+        token=chosen.token,
+        client_id=chosen.client_id,
+        client_secret=chosen.client_secret,
+    )
+    try:
+        yield client
+    except WorkloadEnded as error:
+        raise fail(str(error), WORKLOAD_FAILED) from error
+    except NotFound as error:
+        raise fail(error.message, NOT_FOUND) from error
+    except (Unauthorized, Forbidden) as error:
+        raise fail(error.message, NOT_AUTHORIZED) from error
+    except InvalidRequest as error:
+        raise fail(error.message, USAGE) from error
+    except ApiError as error:
+        raise fail(f"{error.message} (HTTP {error.status})", WORKLOAD_FAILED) from error
+    except ClientError as error:
+        raise fail(str(error), WORKLOAD_FAILED) from error
+    finally:
+        client.close()

@@ -1,0 +1,116 @@
+"""`lockstep login` and `lockstep config`: remember servers as named contexts and switch
+between them (see contexts.py for the file and the environment overrides)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from lockstep.cli.connection import NOT_AUTHORIZED, NOT_FOUND, USAGE, fail
+from lockstep.cli.output import table
+
+config_app = typer.Typer(no_args_is_help=True, help="Switch between lockstep servers.")
+
+
+def login(
+    url: Annotated[str, typer.Option("--url", help="The lockstep server, e.g. http://host:8080.")],
+    client_id: Annotated[
+        str | None, typer.Option("--client-id", help="An application's id.")
+    ] = None,
+    client_secret: Annotated[
+        str | None,
+        typer.Option("--client-secret", help="Its secret (asked for when not given)."),
+    ] = None,
+    token: Annotated[str | None, typer.Option("--token", help="A token instead.")] = None,
+    context: Annotated[
+        str | None, typer.Option("--context", help="Name of the context (default: the host).")
+    ] = None,
+) -> None:
+    """Check the credentials against the server and make it the current context."""
+    from lockstep.cli import contexts
+    from lockstep.sdk import ApiError, Client, ClientError
+
+    if token is None and client_id is None:
+        raise fail("give --client-id (and its secret) or --token", USAGE)
+    if token is None and client_secret is None:
+        client_secret = typer.prompt("client secret", hide_input=True)
+    try:
+        with Client(url, token=token, client_id=client_id, client_secret=client_secret) as client:
+            client.projects()
+    except ApiError as error:
+        status = NOT_AUTHORIZED if error.status in {401, 403} else 1
+        raise fail(f"{url} refused: {error.message}", status) from error
+    except ClientError as error:
+        raise fail(str(error), 1) from error
+    name = context or (httpx_host(url))
+    saved = contexts.load()
+    saved.contexts[name] = contexts.Context(
+        url=url, token=token, client_id=client_id, client_secret=client_secret
+    )
+    saved.current = name
+    path = contexts.save(saved)
+    typer.echo(f"logged in to {url} as context {name} ({path})")
+
+
+def httpx_host(url: str) -> str:
+    import httpx
+
+    parsed = httpx.URL(url)
+    return f"{parsed.host}:{parsed.port}" if parsed.port else parsed.host
+
+
+@config_app.command("get-contexts")
+def get_contexts() -> None:
+    """List the saved contexts; the current one is marked."""
+    from lockstep.cli import contexts
+
+    saved = contexts.load()
+    rows = [
+        [
+            "*" if name == saved.current else "",
+            name,
+            context.url,
+            "token" if context.token else "application " + (context.client_id or ""),
+        ]
+        for name, context in sorted(saved.contexts.items())
+    ]
+    table(["CURRENT", "NAME", "URL", "AUTH"], rows)
+
+
+@config_app.command("use-context")
+def use_context(name: Annotated[str, typer.Argument(help="A saved context.")]) -> None:
+    """Make a saved context the current one."""
+    from lockstep.cli import contexts
+
+    saved = contexts.load()
+    if name not in saved.contexts:
+        raise fail(f"no context named {name!r}", NOT_FOUND)
+    saved.current = name
+    contexts.save(saved)
+    typer.echo(f"current context: {name}")
+
+
+@config_app.command("current-context")
+def current_context() -> None:
+    """Print the current context's name."""
+    from lockstep.cli import contexts
+
+    saved = contexts.load()
+    if saved.current is None:
+        raise fail("no current context: run `lockstep login`", NOT_FOUND)
+    typer.echo(saved.current)
+
+
+@config_app.command("delete-context")
+def delete_context(name: Annotated[str, typer.Argument(help="A saved context.")]) -> None:
+    """Forget a saved context (and its credentials)."""
+    from lockstep.cli import contexts
+
+    saved = contexts.load()
+    if saved.contexts.pop(name, None) is None:
+        raise fail(f"no context named {name!r}", NOT_FOUND)
+    if saved.current == name:
+        saved.current = None
+    contexts.save(saved)
+    typer.echo(f"deleted context {name}")

@@ -1,0 +1,146 @@
+"""The request body `lockstep training <framework> submit` sends, built from its flags over an
+optional `-f request.json`: a pure function, so what each flag does is tested without a
+server."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+FRAMEWORKS = {
+    "pytorch": "PyTorch",
+    "mpi": "MPI",
+    "tf": "TF",
+    "xgboost": "XGBoost",
+    "jax": "JAX",
+}
+
+
+class BadFlag(ValueError):
+    """A flag's value cannot be used (the message names the flag)."""
+
+
+@dataclass(slots=True)
+class SubmitOptions:
+    name: str
+    framework: str
+    project_id: str
+    cluster_id: str
+    image: str | None = None
+    workers: int | None = None
+    command: Sequence[str] = ()
+    environment: Sequence[str] = ()
+    working_dir: str | None = None
+    gpu_devices: int | None = None
+    gpu_portion: float | None = None
+    gpu_memory: str | None = None
+    cpu_core_request: float | None = None
+    cpu_core_limit: float | None = None
+    cpu_memory_request: str | None = None
+    cpu_memory_limit: str | None = None
+    node_pools: Sequence[str] = ()
+    tolerations: Sequence[str] = ()
+    backoff_limit: int | None = None
+    clean_pod_policy: str | None = None
+    min_replicas: int | None = None
+    max_replicas: int | None = None
+    slots_per_worker: int | None = None
+    labels: Sequence[str] = ()
+    annotations: Sequence[str] = ()
+    base: dict[str, Any] = field(default_factory=dict)
+
+
+def pairs(values: Sequence[str], flag: str) -> list[tuple[str, str]]:
+    found = []
+    for value in values:
+        key, equals, rest = value.partition("=")
+        if not equals or not key:
+            raise BadFlag(f"{flag} takes KEY=VALUE, not {value!r}")
+        found.append((key, rest))
+    return found
+
+
+def build(options: SubmitOptions) -> dict[str, Any]:
+    """The Run:ai creation request: `-f`'s body, then each flag given on top of it."""
+    body = dict(options.base)
+    spec: dict[str, Any] = dict(body.get("spec") or {})
+    body.update(name=options.name, projectId=options.project_id, clusterId=options.cluster_id)
+    spec["distributedFramework"] = FRAMEWORKS[options.framework]
+    if options.image is not None:
+        spec["image"] = options.image
+    if options.workers is not None:
+        spec["numWorkers"] = options.workers
+    spec.setdefault("numWorkers", 1)
+    if options.command:
+        spec["command"] = options.command[0]
+        if len(options.command) > 1:
+            spec["args"] = shlex.join(options.command[1:])
+    if options.working_dir is not None:
+        spec["workingDir"] = options.working_dir
+    if options.environment:
+        variables = list(spec.get("environmentVariables") or [])
+        variables += [{"name": k, "value": v} for k, v in pairs(options.environment, "-e")]
+        spec["environmentVariables"] = variables
+    compute = _compute(options, dict(spec.get("compute") or {}))
+    if compute:
+        spec["compute"] = compute
+    if options.node_pools:
+        spec["nodePools"] = list(options.node_pools)
+    if options.tolerations:
+        spec["tolerations"] = [_toleration(text) for text in options.tolerations]
+    for key, value in (
+        ("backoffLimit", options.backoff_limit),
+        ("cleanPodPolicy", options.clean_pod_policy),
+        ("minReplicas", options.min_replicas),
+        ("maxReplicas", options.max_replicas),
+        ("slotsPerWorker", options.slots_per_worker),
+    ):
+        if value is not None:
+            spec[key] = value
+    if options.labels:
+        spec["labels"] = [{"name": k, "value": v} for k, v in pairs(options.labels, "--label")]
+    if options.annotations:
+        spec["annotations"] = [
+            {"name": k, "value": v} for k, v in pairs(options.annotations, "--annotation")
+        ]
+    body["spec"] = spec
+    body.setdefault("masterSpecSameAsWorker", True)
+    return body
+
+
+def _compute(options: SubmitOptions, compute: dict[str, Any]) -> dict[str, Any]:
+    if options.gpu_devices is not None:
+        compute["gpuDevicesRequest"] = options.gpu_devices
+    if options.gpu_portion is not None:
+        compute.update(gpuRequestType="portion", gpuPortionRequest=options.gpu_portion)
+        compute.setdefault("gpuDevicesRequest", 1)
+    if options.gpu_memory is not None:
+        compute.update(gpuRequestType="memory", gpuMemoryRequest=options.gpu_memory)
+        compute.setdefault("gpuDevicesRequest", 1)
+    for key, value in (
+        ("cpuCoreRequest", options.cpu_core_request),
+        ("cpuCoreLimit", options.cpu_core_limit),
+        ("cpuMemoryRequest", options.cpu_memory_request),
+        ("cpuMemoryLimit", options.cpu_memory_limit),
+    ):
+        if value is not None:
+            compute[key] = value
+    return compute
+
+
+def _toleration(text: str) -> dict[str, Any]:
+    """`key=value:Effect`, `key:Effect`, `key=value` or `key` (Run:ai's --toleration)."""
+    rest, _, effect = text.partition(":")
+    key, equals, value = rest.partition("=")
+    if not key:
+        raise BadFlag(f"--toleration takes key[=value][:effect], not {text!r}")
+    toleration: dict[str, Any] = {"name": key, "key": key}
+    if equals:
+        toleration.update(operator="Equal", value=value)
+    else:
+        toleration["operator"] = "Exists"
+    if effect:
+        toleration["effect"] = effect
+    return toleration
