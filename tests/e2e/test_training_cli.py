@@ -334,3 +334,78 @@ def test_project_list(cli: Cli) -> None:
     assert isinstance(projects, list) and projects[0]["id"]
     assert "NAME" in cli("project", "list").stdout
     assert cli("project", "list", "-o", "yaml").stdout.startswith("- ")
+
+
+def test_submit_wait_follow_on_a_terminal(cli: Cli) -> None:
+    """Under a pseudo-terminal, as a person sees it: the live display ends showing the workload
+    running with its pods, then every pod's lines stream, prefixed with the pod's name."""
+    import pexpect
+
+    code = "import time\nfor i in range(3):\n    print('step', i, flush=True)\n    time.sleep(0.3)"
+    terminal = pexpect.spawn(
+        sys.executable,
+        [
+            "-m",
+            "lockstep",
+            "training",
+            "pytorch",
+            "submit",
+            "shown",
+            "-p",
+            "1",
+            "-i",
+            "x",
+            "--workers",
+            "1",
+            "--wait",
+            "--follow",
+            "--",
+            sys.executable,
+            "-c",
+            code,
+        ],
+        env=cli.env(TERM="xterm"),
+        encoding="utf-8",
+        timeout=90,
+        dimensions=(40, 160),
+    )
+    terminal.expect("workload shown submitted")
+    terminal.expect(r"shown: (Running|Completed)")
+    terminal.expect("shown-master-0")
+    for step in range(3):
+        terminal.expect(rf"shown-master-0 \| step {step}")
+    terminal.expect(pexpect.EOF)
+    terminal.close()
+    assert terminal.exitstatus == 0
+    assert "Traceback" not in (terminal.before or "")
+
+
+def test_shell_completion_offers_commands_and_workload_names(cli: Cli) -> None:
+    """What bash's completion function asks lockstep (the protocol `--show-completion bash`
+    installs): subcommands, and the server's workload names for a workload argument."""
+    cli("training", "pytorch", "submit", "alpha-one", "-p", "1", "-i", "x", "--", "true")
+    cli("training", "pytorch", "submit", "alpha-two", "-p", "1", "-i", "x", "--", "true")
+    cli("training", "pytorch", "submit", "beta", "-p", "1", "-i", "x", "--", "true")
+
+    def complete(words: str) -> list[str]:
+        env = cli.env(
+            _LOCKSTEP_COMPLETE="complete_bash",
+            COMP_WORDS=words,
+            COMP_CWORD=str(len(words.split()) - 1),
+        )
+        done = subprocess.run(
+            [sys.executable, "-m", "lockstep"],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+        return done.stdout.split()
+
+    assert "describe" in complete("lockstep training de")
+    assert complete("lockstep training describe alpha") == ["alpha-one", "alpha-two"]
+    script = cli(
+        "--show-completion", "bash", env=cli.env(_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION="1")
+    ).stdout
+    assert "_LOCKSTEP_COMPLETE=complete_bash" in script

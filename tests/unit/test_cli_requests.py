@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from lockstep.cli import contexts
-from lockstep.cli.requests import BadFlag, SubmitOptions, build
+from lockstep.cli.requests import BadFlag, MasterOptions, SubmitOptions, build
 
 
 def options(**fields: object) -> SubmitOptions:
@@ -121,3 +121,33 @@ def test_contexts_round_trip_privately_and_the_environment_overrides(
     assert contexts.active() == contexts.Context(url="http://elsewhere", token="t")
     with pytest.raises(contexts.NoContext, match="no context named 'gone'"):
         contexts.active("gone")
+
+
+def test_master_flags_give_the_master_a_spec_of_its_own() -> None:
+    body = build(
+        options(
+            image="img",
+            command=["python", "train.py"],
+            environment=["A=1"],
+            gpu_devices=2,
+            master=MasterOptions(
+                command="python", args="serve.py", environment=["A=2", "B=3"], gpu_portion=0.5
+            ),
+        )
+    )
+    assert body["masterSpecSameAsWorker"] is False
+    assert body["masterSpec"] == {
+        "image": "img",
+        "command": "python",
+        "args": "serve.py",
+        "environmentVariables": [{"name": "A", "value": "2"}, {"name": "B", "value": "3"}],
+        "compute": {"gpuDevicesRequest": 2, "gpuRequestType": "portion", "gpuPortionRequest": 0.5},
+    }
+    assert body["spec"]["compute"] == {"gpuDevicesRequest": 2}
+    same = build(options(master=MasterOptions()))
+    assert same["masterSpecSameAsWorker"] is True and "masterSpec" not in same
+
+
+def test_name_prefix() -> None:
+    assert build(options(name_prefix=True))["useGivenNameAsPrefix"] is True
+    assert "useGivenNameAsPrefix" not in build(options())

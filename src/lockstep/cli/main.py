@@ -59,4 +59,5 @@ def version() -> None:
 
 
 def run() -> None:
-    app()
+    # Named, so that completion answers to _LOCKSTEP_COMPLETE however lockstep was started.
+    app(prog_name="lockstep")

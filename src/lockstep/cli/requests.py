@@ -49,7 +49,31 @@ class SubmitOptions:
     slots_per_worker: int | None = None
     labels: Sequence[str] = ()
     annotations: Sequence[str] = ()
+    name_prefix: bool = False
+    master: MasterOptions | None = None
+    """The master's own command, environment or GPUs: it then runs a spec of its own."""
     base: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class MasterOptions:
+    command: str | None = None
+    args: str | None = None
+    environment: Sequence[str] = ()
+    gpu_devices: int | None = None
+    gpu_portion: float | None = None
+
+    def given(self) -> bool:
+        return any(
+            value not in (None, ())
+            for value in (
+                self.command,
+                self.args,
+                self.environment,
+                self.gpu_devices,
+                self.gpu_portion,
+            )
+        )
 
 
 def pairs(values: Sequence[str], flag: str) -> list[tuple[str, str]]:
@@ -106,8 +130,42 @@ def build(options: SubmitOptions) -> dict[str, Any]:
             {"name": k, "value": v} for k, v in pairs(options.annotations, "--annotation")
         ]
     body["spec"] = spec
+    if options.name_prefix:
+        body["useGivenNameAsPrefix"] = True
+    if options.master is not None and options.master.given():
+        body["masterSpecSameAsWorker"] = False
+        body["masterSpec"] = _master_spec(spec, options.master)
     body.setdefault("masterSpecSameAsWorker", True)
     return body
+
+
+MASTER_FIELDS = ("image", "command", "args", "workingDir", "environmentVariables", "compute")
+"""What a master with a spec of its own takes from the worker's unless its flags say otherwise."""
+
+
+def _master_spec(worker: dict[str, Any], master: MasterOptions) -> dict[str, Any]:
+    spec = {key: worker[key] for key in MASTER_FIELDS if key in worker}
+    if master.command is not None:
+        spec["command"] = master.command
+        spec.pop("args", None)
+    if master.args is not None:
+        spec["args"] = master.args
+    if master.environment:
+        variables = {v["name"]: v for v in spec.get("environmentVariables", [])}
+        for key, value in pairs(master.environment, "--master-environment"):
+            variables[key] = {"name": key, "value": value}
+        spec["environmentVariables"] = list(variables.values())
+    compute = dict(spec.get("compute") or {})
+    if master.gpu_devices is not None:
+        compute["gpuDevicesRequest"] = master.gpu_devices
+        for key in ("gpuRequestType", "gpuPortionRequest", "gpuMemoryRequest"):
+            compute.pop(key, None)
+    if master.gpu_portion is not None:
+        compute.update(gpuRequestType="portion", gpuPortionRequest=master.gpu_portion)
+        compute.setdefault("gpuDevicesRequest", 1)
+    if compute:
+        spec["compute"] = compute
+    return spec
 
 
 def _compute(options: SubmitOptions, compute: dict[str, Any]) -> dict[str, Any]:

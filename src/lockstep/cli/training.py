@@ -14,9 +14,10 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from lockstep.cli.connection import NOT_FOUND, USAGE, WORKLOAD_FAILED, connected, fail
+from lockstep.cli.connection import NOT_FOUND, USAGE, connected, fail
 from lockstep.cli.output import structured, table
-from lockstep.cli.requests import FRAMEWORKS, BadFlag, SubmitOptions, build
+from lockstep.cli.progress import until_running
+from lockstep.cli.requests import FRAMEWORKS, BadFlag, MasterOptions, SubmitOptions, build
 
 if TYPE_CHECKING:
     from lockstep.sdk import Client
@@ -37,7 +38,36 @@ Output = Annotated[
     str | None, typer.Option("-o", "--output", help="json or yaml instead of a table.")
 ]
 AsJson = Annotated[bool, typer.Option("--json", help="Print JSON (same as -o json).")]
-Workload = Annotated[str, typer.Argument(help="The workload's name or id.")]
+
+
+def _complete_workloads(incomplete: str) -> list[str]:
+    """Shell completion: the names of the workloads the active context's server holds (none
+    when it cannot be reached within a second or two)."""
+    from lockstep.cli.contexts import NoContext, active
+    from lockstep.sdk import Client, ClientError, Retry
+
+    try:
+        chosen = active()
+        with Client(
+            chosen.url,
+            token=chosen.token,
+            client_id=chosen.client_id,
+            client_secret=chosen.client_secret,
+            retry=Retry(attempts=1),
+        ) as client:
+            return sorted(
+                w["name"]
+                for w in client.list(search=incomplete or None)
+                if w["name"].startswith(incomplete)
+            )
+    except (NoContext, ClientError, OSError):
+        return []
+
+
+Workload = Annotated[
+    str,
+    typer.Argument(help="The workload's name or id.", autocompletion=_complete_workloads),
+]
 
 
 # --- submit -----------------------------------------------------------------------------
@@ -91,6 +121,25 @@ def _submit_command(framework: str) -> Callable[..., None]:
         annotation: Annotated[
             list[str] | None, typer.Option("--annotation", help="KEY=VALUE.")
         ] = None,
+        name_prefix: Annotated[
+            bool, typer.Option("--name-prefix", help="Use the name as a prefix (adds a suffix).")
+        ] = False,
+        master_command: Annotated[
+            str | None, typer.Option("--master-command", help="The master's own command.")
+        ] = None,
+        master_args: Annotated[
+            str | None, typer.Option("--master-args", help="The master's own arguments.")
+        ] = None,
+        master_environment: Annotated[
+            list[str] | None,
+            typer.Option("--master-environment", help="KEY=VALUE for the master, repeatable."),
+        ] = None,
+        master_gpu_devices_request: Annotated[
+            int | None, typer.Option("--master-gpu-devices-request")
+        ] = None,
+        master_gpu_portion_request: Annotated[
+            float | None, typer.Option("--master-gpu-portion-request")
+        ] = None,
         request_file: Annotated[
             Path | None, typer.Option("-f", "--file", help="A request body to start from.")
         ] = None,
@@ -141,6 +190,14 @@ def _submit_command(framework: str) -> Callable[..., None]:
                 slots_per_worker=slots_per_worker,
                 labels=label or (),
                 annotations=annotation or (),
+                name_prefix=name_prefix,
+                master=MasterOptions(
+                    command=master_command,
+                    args=master_args,
+                    environment=master_environment or (),
+                    gpu_devices=master_gpu_devices_request,
+                    gpu_portion=master_gpu_portion_request,
+                ),
                 base=base,
             )
             try:
@@ -155,7 +212,7 @@ def _submit_command(framework: str) -> Callable[..., None]:
             if not structured(created.model_dump(mode="json", by_alias=True), output):
                 typer.echo(f"workload {created.name} submitted ({workload_id})")
             if wait:
-                _wait_running(client, workload_id)
+                until_running(client, workload_id)
                 if follow:
                     _follow_all(client, workload_id)
 
@@ -179,31 +236,6 @@ def _project_id(client: Client, project: str | None) -> str:
         if str(candidate["id"]) == str(project) or candidate["name"] == project:
             return str(candidate["id"])
     raise fail(f"no project {project!r} that you can see", NOT_FOUND)
-
-
-def _wait_running(client: Client, workload_id: str) -> dict[str, Any]:
-    """Show the phase and each pod until the workload runs; exit 1 with the reason if it
-    ends first."""
-    shown = ""
-    while True:
-        workload = client.get(workload_id)
-        phase = workload["phase"]
-        pods = client.pods(workload_id)
-        line = f"{workload['name']}: {phase}" + (
-            f" ({workload['phaseMessage']})" if workload.get("phaseMessage") else ""
-        )
-        states = ", ".join(f"{p['name']} {p['k8sPhase']}" for p in pods)
-        text = f"{line}\n  {states}" if states else line
-        if text != shown:
-            typer.echo(text, err=True)
-            shown = text
-        if phase in {"Running", "Completed"}:
-            return workload
-        if phase == "Failed":
-            raise fail(
-                f"workload {workload['name']} failed: {workload['phaseMessage']}", WORKLOAD_FAILED
-            )
-        time.sleep(0.5)
 
 
 # --- list, describe ---------------------------------------------------------------------

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 from uuid import UUID
-
-from lockstep.schemas.distributed import DistributedCreationRequest
 
 WorkloadId = str | UUID
 """A workload's id, as the API returns it in JSON (str) or in a model (UUID)."""
@@ -28,8 +26,14 @@ class Call:
     """Safe to send again when no answer came (or the server was unavailable)."""
 
 
-def create_distributed(request: DistributedCreationRequest | Mapping[str, Any]) -> Call:
-    body = request.to_wire() if isinstance(request, DistributedCreationRequest) else dict(request)
+class WireForm(Protocol):
+    """A request model of the server's (`lockstep.schemas`), which knows its JSON form."""
+
+    def to_wire(self) -> dict[str, Any]: ...
+
+
+def create_distributed(request: WireForm | Mapping[str, Any]) -> Call:
+    body = dict(request) if isinstance(request, Mapping) else request.to_wire()
     return Call("POST", DISTRIBUTED, body=body, idempotent=False)
 
 

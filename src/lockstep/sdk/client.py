@@ -21,16 +21,19 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping
 from types import TracebackType
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import httpx
 
-from lockstep.schemas.distributed import DistributedCreationRequest, DistributedWorkload
 from lockstep.sdk import calls
 from lockstep.sdk.auth import TOKEN_ENDPOINT, Tokens
 from lockstep.sdk.calls import WorkloadId
 from lockstep.sdk.errors import ClientError, Unreachable, error_from
 from lockstep.sdk.retry import Retry, worth_retrying
+
+if TYPE_CHECKING:
+    # Imported when first used: building the models takes longer than the CLI may.
+    from lockstep.schemas.distributed import DistributedCreationRequest, DistributedWorkload
 
 Json = dict[str, Any]
 Items = list[Json]
@@ -112,16 +115,14 @@ class Client:
         self, request: DistributedCreationRequest | Mapping[str, Any]
     ) -> DistributedWorkload:
         """Submit a distributed workload; returned once it is stored (202)."""
-        response = self._send(calls.create_distributed(request))
-        return DistributedWorkload.model_validate_json(response.content)
+        return _workload(self._send(calls.create_distributed(request)))
 
     def get(self, workload_id: WorkloadId) -> Json:
         """The workload as `GET /api/v1/workloads/{id}` shows it (phase, pods, …)."""
         return self._json(calls.get(workload_id))
 
     def get_distributed(self, workload_id: WorkloadId) -> DistributedWorkload:
-        response = self._send(calls.get_distributed(workload_id))
-        return DistributedWorkload.model_validate_json(response.content)
+        return _workload(self._send(calls.get_distributed(workload_id)))
 
     def list(
         self,
@@ -353,15 +354,13 @@ class AsyncClient:
     async def create_distributed(
         self, request: DistributedCreationRequest | Mapping[str, Any]
     ) -> DistributedWorkload:
-        response = await self._send(calls.create_distributed(request))
-        return DistributedWorkload.model_validate_json(response.content)
+        return _workload(await self._send(calls.create_distributed(request)))
 
     async def get(self, workload_id: WorkloadId) -> Json:
         return await self._json(calls.get(workload_id))
 
     async def get_distributed(self, workload_id: WorkloadId) -> DistributedWorkload:
-        response = await self._send(calls.get_distributed(workload_id))
-        return DistributedWorkload.model_validate_json(response.content)
+        return _workload(await self._send(calls.get_distributed(workload_id)))
 
     async def list(
         self,
@@ -544,6 +543,12 @@ class AsyncClient:
                 raise Unreachable(f"lockstep at {self.url} did not answer: {error}") from error
             assert response is not None
             return _check(response)
+
+
+def _workload(response: httpx.Response) -> DistributedWorkload:
+    from lockstep.schemas.distributed import DistributedWorkload
+
+    return DistributedWorkload.model_validate_json(response.content)
 
 
 def _filters(

@@ -1,0 +1,94 @@
+"""`submit --wait`: what a person watches while a workload starts — its phase (and why it
+waits) and each pod's phase and node, redrawn in place on a terminal, a line per change
+otherwise — until it runs, or ends with the reason it failed."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import TYPE_CHECKING, Any
+
+from lockstep.cli.connection import WORKLOAD_FAILED, fail
+
+if TYPE_CHECKING:
+    from rich.console import RenderableType
+
+    from lockstep.sdk import Client
+
+POLL_SECONDS = 0.5
+DONE = frozenset({"Running", "Completed"})
+
+
+def until_running(client: Client, workload_id: str) -> dict[str, Any]:
+    """Watch the workload until it runs (or completes); exit 1 with its reason if it fails."""
+    if sys.stderr.isatty():
+        return _live(client, workload_id)
+    return _lines(client, workload_id)
+
+
+def _snapshot(client: Client, workload_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    return client.get(workload_id), client.pods(workload_id)
+
+
+def _outcome(workload: dict[str, Any]) -> dict[str, Any] | None:
+    if workload["phase"] in DONE:
+        return workload
+    if workload["phase"] == "Failed":
+        raise fail(
+            f"workload {workload['name']} failed: {workload.get('phaseMessage') or ''}".rstrip(),
+            WORKLOAD_FAILED,
+        )
+    return None
+
+
+def _lines(client: Client, workload_id: str) -> dict[str, Any]:
+    shown = ""
+    while True:
+        workload, pods = _snapshot(client, workload_id)
+        text = _headline(workload) + "".join(
+            f"\n  {p['name']}  {p['k8sPhase']}" for p in sorted(pods, key=lambda p: p["name"])
+        )
+        if text != shown:
+            print(text, file=sys.stderr, flush=True)
+            shown = text
+        done = _outcome(workload)
+        if done is not None:
+            return done
+        time.sleep(POLL_SECONDS)
+
+
+def _live(client: Client, workload_id: str) -> dict[str, Any]:
+    from rich.console import Console
+    from rich.live import Live
+
+    console = Console(stderr=True, highlight=False)
+    workload, pods = _snapshot(client, workload_id)
+    with Live(_view(workload, pods), console=console, refresh_per_second=4) as live:
+        while True:
+            live.update(_view(workload, pods))
+            done = _outcome(workload)
+            if done is not None:
+                return done
+            time.sleep(POLL_SECONDS)
+            workload, pods = _snapshot(client, workload_id)
+
+
+def _headline(workload: dict[str, Any]) -> str:
+    message = workload.get("phaseMessage")
+    return f"{workload['name']}: {workload['phase']}" + (f" ({message})" if message else "")
+
+
+def _view(workload: dict[str, Any], pods: list[dict[str, Any]]) -> RenderableType:
+    from rich.table import Table
+
+    styles = {"Running": "green", "Succeeded": "blue", "Failed": "red", "Pending": "yellow"}
+    table = Table(title=_headline(workload), title_justify="left", box=None, header_style="bold")
+    for column in ("POD", "PHASE", "NODE"):
+        table.add_column(column)
+    for pod in sorted(pods, key=lambda p: p["name"]):
+        phase = pod["k8sPhase"]
+        style = styles.get(phase)
+        table.add_row(
+            pod["name"], f"[{style}]{phase}[/]" if style else phase, pod.get("nodeName") or ""
+        )
+    return table
