@@ -1,13 +1,43 @@
-"""`lockstep`: the entry point and its command groups."""
+"""`lockstep`: the entry point.
+
+A command group is built only when it is named. Building a group's commands (typer reads every
+parameter of every command) costs more than starting Python, so `lockstep training list` builds
+`training` alone and `lockstep --help` lists the groups from their one-line descriptions. For
+the same reason typer's Rich help is off unless `TYPER_USE_RICH=1`: lockstep's own tables and
+progress still use Rich.
+"""
 
 from __future__ import annotations
 
+import importlib
+import os
+import sys
 from pathlib import Path
 from typing import Annotated
 
+os.environ.setdefault("TYPER_USE_RICH", "0")  # read when typer is imported, just below
+
 import typer
 
-from lockstep.cli import admin, login, projects, training, values
+from lockstep.cli import login
+
+GROUPS: dict[str, tuple[str, str, str]] = {
+    "training": (
+        "lockstep.cli.training",
+        "app",
+        "Submit and manage distributed training workloads.",
+    ),
+    "project": ("lockstep.cli.projects", "app", "Projects."),
+    "config": ("lockstep.cli.login", "config_app", "Switch between lockstep servers."),
+    "admin": (
+        "lockstep.cli.admin",
+        "app",
+        "Administer applications, access rules and the organization (on the store).",
+    ),
+    "secret": ("lockstep.cli.values", "secret_app", "Manage the secrets of a project."),
+    "configmap": ("lockstep.cli.values", "config_map_app", "Manage the config maps of a project."),
+}
+"""Group name → the module and attribute of its Typer app, and its description."""
 
 app = typer.Typer(
     name="lockstep",
@@ -15,12 +45,6 @@ app = typer.Typer(
     help="A control plane for distributed training that speaks the Run:ai REST API.",
     pretty_exceptions_enable=False,
 )
-app.add_typer(admin.app, name="admin")
-app.add_typer(values.secret_app, name="secret")
-app.add_typer(values.config_map_app, name="configmap")
-app.add_typer(training.app, name="training")
-app.add_typer(projects.app, name="project")
-app.add_typer(login.config_app, name="config")
 app.command("login")(login.login)
 
 
@@ -58,6 +82,25 @@ def version() -> None:
     typer.echo(__version__)
 
 
+def add_groups(wanted: str | None) -> None:
+    """The `wanted` group in full; the others as their description only."""
+    for name, (module, attribute, description) in GROUPS.items():
+        if name == wanted:
+            group = getattr(importlib.import_module(module), attribute)
+        else:
+            group = typer.Typer(help=description)
+        app.add_typer(group, name=name, help=description)
+
+
+def named_group(argv: list[str]) -> str | None:
+    """The group a command line names: its first word that is not an option (for shell
+    completion, the words being completed)."""
+    if os.environ.get("_LOCKSTEP_COMPLETE"):
+        argv = os.environ.get("COMP_WORDS", "").split()[1:]
+    return next((word for word in argv if not word.startswith("-")), None)
+
+
 def run() -> None:
+    add_groups(named_group(sys.argv[1:]))
     # Named, so that completion answers to _LOCKSTEP_COMPLETE however lockstep was started.
     app(prog_name="lockstep")
