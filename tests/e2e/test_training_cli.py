@@ -409,3 +409,10 @@ def test_shell_completion_offers_commands_and_workload_names(cli: Cli) -> None:
         "--show-completion", "bash", env=cli.env(_TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION="1")
     ).stdout
     assert "_LOCKSTEP_COMPLETE=complete_bash" in script
+
+
+def test_cluster_nodes(cli: Cli) -> None:
+    (node,) = cli.json("cluster", "nodes", "--json")
+    assert node["nodePool"] == "default" and node["status"] == "Ready"
+    shown = cli("cluster", "nodes").stdout
+    assert node["name"] in shown and "default" in shown

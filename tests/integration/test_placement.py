@@ -251,3 +251,26 @@ def test_an_elastic_gang_starts_with_its_minimum_and_grows_as_room_frees(api: Ap
     messages = [e["message"] for e in events_of(api, elastic) if e["reason"] == "Scheduled"]
     assert "room for stretchy-worker-1: starting" in messages
     assert api.workload(elastic)["phase"] == "Running"
+
+
+def test_the_nodes_endpoint_shows_capacity_and_what_is_held(api: Api) -> None:
+    half = {"gpuRequestType": "portion", "gpuPortionRequest": 0.5, "cpuCoreRequest": 1}
+    workload_id = gpu_workload(api, "holding", WAITS, half, nodePools=["a100"])
+    api.wait_for(workload_id, {"Running"})
+    response = api.get(f"/api/v1/clusters/{api.cluster_id()}/nodes")
+    assert response.status_code == 200, response.text
+    alpha, beta = response.json()["nodes"]
+    assert (alpha["name"], alpha["nodePool"], beta["name"], beta["nodePool"]) == (
+        "alpha",
+        "a100",
+        "beta",
+        "v100",
+    )
+    assert alpha["capacity"] == {"cpuCores": "8", "memory": "16Gi", "gpus": 2}
+    # master and worker at half a GPU each, packed onto device 0
+    assert alpha["allocated"] == {"cpuCores": "2", "memory": "0", "gpus": "1"}
+    assert [d["allocated"] for d in alpha["gpuDevices"]] == ["1", "0"]
+    assert beta["allocated"]["gpus"] == "0"
+    assert [d["index"] for d in beta["gpuDevices"]] == [2, 3, 4, 5]
+    missing = api.get("/api/v1/clusters/00000000-0000-0000-0000-000000000000/nodes")
+    assert missing.status_code == 404

@@ -19,7 +19,9 @@ from lockstep.config import Settings
 from lockstep.domain.clock import Clock, utc_now
 from lockstep.reconciler.controller import Controller, ProcessController, ThreadController
 from lockstep.runtimes.base import Runtime
+from lockstep.runtimes.local import machine
 from lockstep.runtimes.local.log_reader import LocalLogReader
+from lockstep.services.nodes import NodeService
 from lockstep.services.workloads import WorkloadService
 
 log = logging.getLogger(__name__)
@@ -64,6 +66,7 @@ def create_app(
         organization=core.organization,
         identity=core.identity,
         values=core.values,
+        nodes=NodeService(core.database, core.organization, machine.nodes(settings.nodes)),
         tokens=core.tokens,
         calls=Calls(core.database),
         logs=LocalLogReader(settings.runtime_dir),

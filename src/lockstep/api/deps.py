@@ -16,6 +16,7 @@ from lockstep.domain.clock import Clock
 from lockstep.domain.errors import Unauthenticated
 from lockstep.runtimes.base import PodLogs
 from lockstep.services.identity import IdentityService
+from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
 from lockstep.services.values import ValueService
 from lockstep.services.workloads import WorkloadService
@@ -27,6 +28,7 @@ class Services:
     organization: OrganizationService
     identity: IdentityService
     values: ValueService
+    nodes: NodeService
     tokens: TokenAuthority
     calls: Calls
     logs: PodLogs

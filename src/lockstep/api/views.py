@@ -7,6 +7,7 @@ its wire form, so a GET costs one JSON parse and no validation.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +15,11 @@ from lockstep.domain.clock import iso
 from lockstep.domain.organization import Cluster, Department, Project
 from lockstep.domain.phases import Phase
 from lockstep.domain.plan import ReplicaPlan
+from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.values import ConfigMap, Secret
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
 from lockstep.runtimes.local.launch import environment_for_image
+from lockstep.services.nodes import NodeUse
 from lockstep.store.workloads import WORKLOAD_TYPE
 
 TENANT_ID = 1
@@ -335,3 +338,37 @@ def config_map(c: ConfigMap) -> dict[str, Any]:
         "createdBy": c.created_by,
         "updatedAt": iso(c.updated_at),
     }
+
+
+def node(use: NodeUse) -> dict[str, Any]:
+    """A node as `GET /api/v1/clusters/{clusterUuid}/nodes` shows it (a lockstep extension)."""
+    n = use.node
+    return {
+        "name": n.name,
+        "nodePool": n.pool,
+        "labels": dict(n.labels),
+        "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints],
+        "status": "Ready",
+        "capacity": {
+            "cpuCores": _amount(n.cpu),
+            "memory": binary_quantity(int(n.memory)),
+            "gpus": len(n.gpus),
+        },
+        "allocated": {
+            "cpuCores": _amount(use.cpu),
+            "memory": binary_quantity(int(use.memory)),
+            "gpus": _amount(sum(use.gpus.values(), Decimal(0))),
+        },
+        "gpuDevices": [
+            {
+                "index": g.index,
+                "memory": None if g.memory is None else binary_quantity(int(g.memory)),
+                "allocated": _amount(use.gpus.get(g.index, Decimal(0))),
+            }
+            for g in n.gpus
+        ],
+    }
+
+
+def _amount(value: Decimal) -> str:
+    return f"{value.normalize():f}"

@@ -28,6 +28,7 @@ GROUPS: dict[str, tuple[str, str, str]] = {
         "Submit and manage distributed training workloads.",
     ),
     "project": ("lockstep.cli.projects", "app", "Projects."),
+    "cluster": ("lockstep.cli.projects", "cluster_app", "The cluster and its nodes."),
     "config": ("lockstep.cli.login", "config_app", "Switch between lockstep servers."),
     "admin": (
         "lockstep.cli.admin",

@@ -117,5 +117,9 @@ def clusters() -> Call:
     return Call("GET", "/api/v1/clusters")
 
 
+def nodes(cluster_id: str) -> Call:
+    return Call("GET", f"/api/v1/clusters/{cluster_id}/nodes")
+
+
 ITEMS_KEY = {"pods": "pods", "events": "events", "history": "records"}
 """The key under which each sub-resource's page holds its items."""

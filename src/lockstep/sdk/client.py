@@ -181,6 +181,11 @@ class Client:
         answer: Items = self._send(calls.clusters()).json()
         return answer
 
+    def nodes(self, cluster_id: str | None = None) -> Items:
+        """The nodes of a cluster (the first one unless named), with what is held of each."""
+        cluster = cluster_id or str(self.clusters()[0]["uuid"])
+        return list(self._json(calls.nodes(cluster))["nodes"])
+
     def logs(
         self,
         workload_id: WorkloadId,
@@ -418,6 +423,10 @@ class AsyncClient:
     async def clusters(self) -> Items:
         answer: Items = (await self._send(calls.clusters())).json()
         return answer
+
+    async def nodes(self, cluster_id: str | None = None) -> Items:
+        cluster = cluster_id or str((await self.clusters())[0]["uuid"])
+        return list((await self._json(calls.nodes(cluster)))["nodes"])
 
     async def logs(
         self,

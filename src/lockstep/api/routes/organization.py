@@ -122,6 +122,15 @@ async def get_clusters(caller: CallerDep, services: ServicesDep) -> Response:
     )
 
 
+@router.get("/api/v1/clusters/{clusterUuid}/nodes")
+async def get_cluster_nodes(
+    cluster_id: ClusterUuid, caller: CallerDep, services: ServicesDep
+) -> Response:
+    """The cluster's nodes, their capacity and what admitted workloads hold (an extension)."""
+    uses = await services.calls.store(services.nodes.nodes, caller, str(cluster_id))
+    return json_response({"nodes": [views.node(use) for use in uses]})
+
+
 @router.get("/api/v1/clusters/{clusterUuid}")
 async def get_cluster(
     cluster_id: ClusterUuid, caller: CallerDep, services: ServicesDep
