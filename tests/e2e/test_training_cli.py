@@ -416,3 +416,32 @@ def test_cluster_nodes(cli: Cli) -> None:
     assert node["nodePool"] == "default" and node["status"] == "Ready"
     shown = cli("cluster", "nodes").stdout
     assert node["name"] in shown and "default" in shown
+
+
+def test_storage_flags_reach_the_stored_spec(cli: Cli) -> None:
+    cli(
+        "training", "pytorch", "submit", "stored", "-p", "1", "-i", "x",
+        "--host-path", "path=/tmp,mount=/data",
+        "--new-pvc", "claimname=scratch,size=1Gi,path=/scratch,ephemeral",
+        "--git-sync", "source=https://example.com/r.git,path=/code,branch=main",
+        "--", "true",
+    )  # fmt: skip
+    described = cli.json("training", "describe", "stored", "-o", "json")
+    storage = described["spec"]["spec"]["storage"]
+    assert storage["hostPath"][0]["mountPath"] == "/data"
+    assert storage["pvc"][0]["claimInfo"]["size"] == "1Gi" and storage["pvc"][0]["ephemeral"]
+    assert storage["git"][0]["repository"] == "https://example.com/r.git"
+    bad = cli(
+        "training",
+        "pytorch",
+        "submit",
+        "x",
+        "-p",
+        "1",
+        "--host-path",
+        "path=/a",
+        "--",
+        "true",
+        status=2,
+    )
+    assert "--host-path needs mount=" in bad.stderr

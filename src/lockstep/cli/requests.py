@@ -50,6 +50,8 @@ class SubmitOptions:
     labels: Sequence[str] = ()
     annotations: Sequence[str] = ()
     name_prefix: bool = False
+    storage: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
+    """`spec.storage` entries from the storage flags (see storage.py), added to the file's."""
     master: MasterOptions | None = None
     """The master's own command, environment or GPUs: it then runs a spec of its own."""
     base: dict[str, Any] = field(default_factory=dict)
@@ -123,6 +125,11 @@ def build(options: SubmitOptions) -> dict[str, Any]:
     ):
         if value is not None:
             spec[key] = value
+    if options.storage:
+        merged = dict(spec.get("storage") or {})
+        for kind, volumes in options.storage.items():
+            merged[kind] = [*merged.get(kind, []), *volumes]
+        spec["storage"] = merged
     if options.labels:
         spec["labels"] = [{"name": k, "value": v} for k, v in pairs(options.labels, "--label")]
     if options.annotations:

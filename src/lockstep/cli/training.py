@@ -18,6 +18,7 @@ from lockstep.cli.connection import NOT_FOUND, USAGE, connected, fail
 from lockstep.cli.output import structured, table
 from lockstep.cli.progress import until_running
 from lockstep.cli.requests import FRAMEWORKS, BadFlag, MasterOptions, SubmitOptions, build
+from lockstep.cli.storage import storage
 
 if TYPE_CHECKING:
     from lockstep.sdk import Client
@@ -121,6 +122,26 @@ def _submit_command(framework: str) -> Callable[..., None]:
         annotation: Annotated[
             list[str] | None, typer.Option("--annotation", help="KEY=VALUE.")
         ] = None,
+        host_path: Annotated[
+            list[str] | None,
+            typer.Option("--host-path", help="path=…,mount=…[,mount-propagation=…][,readwrite]"),
+        ] = None,
+        existing_pvc: Annotated[
+            list[str] | None,
+            typer.Option("--existing-pvc", help="claimname=…,path=…[,readonly]"),
+        ] = None,
+        new_pvc: Annotated[
+            list[str] | None,
+            typer.Option(
+                "--new-pvc",
+                help="claimname=…,size=…,path=…[,storageclass=…][,accessmode-rwo|rom|rwm]"
+                "[,readonly][,ephemeral]",
+            ),
+        ] = None,
+        git_sync: Annotated[
+            list[str] | None,
+            typer.Option("--git-sync", help="source=…,path=…[,branch=…][,rev=…][,secret=…]"),
+        ] = None,
         name_prefix: Annotated[
             bool, typer.Option("--name-prefix", help="Use the name as a prefix (adds a suffix).")
         ] = False,
@@ -201,6 +222,12 @@ def _submit_command(framework: str) -> Callable[..., None]:
                 base=base,
             )
             try:
+                options.storage = storage(
+                    host_paths=host_path or (),
+                    existing_pvcs=existing_pvc or (),
+                    new_pvcs=new_pvc or (),
+                    git_syncs=git_sync or (),
+                )
                 body = build(options)
             except BadFlag as error:
                 raise fail(str(error), USAGE) from error
