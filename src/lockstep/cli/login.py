@@ -1,8 +1,6 @@
 """`lockstep login` and `lockstep config`: remember servers as named contexts and switch
 between them (see contexts.py for the file and the environment overrides)."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

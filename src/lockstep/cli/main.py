@@ -7,8 +7,6 @@ the same reason typer's Rich help is off unless `TYPER_USE_RICH=1`: lockstep's o
 progress still use Rich.
 """
 
-from __future__ import annotations
-
 import importlib
 import os
 import sys
@@ -16,10 +14,13 @@ from pathlib import Path
 from typing import Annotated
 
 os.environ.setdefault("TYPER_USE_RICH", "0")  # read when typer is imported, just below
+# httpx imports its own command line (and with it parts of Rich and Click) when it can; the
+# lockstep command never runs it, and a None module makes that import fail fast.
+sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
-import typer
+import typer  # noqa: E402
 
-from lockstep.cli import login
+from lockstep.cli import login  # noqa: E402
 
 GROUPS: dict[str, tuple[str, str, str]] = {
     "training": (

@@ -1,8 +1,6 @@
 """`lockstep project list` and `lockstep cluster nodes`: what the caller can see of the
 organization and of the cluster."""
 
-from __future__ import annotations
-
 from typing import Annotated
 
 import typer

@@ -2,8 +2,6 @@
 CLI's flags), and list, describe, follow the logs of, suspend, resume and delete them, against
 the server of the active context (see contexts.py)."""
 
-from __future__ import annotations
-
 import re
 import sys
 import threading
@@ -253,7 +251,7 @@ for _framework in FRAMEWORKS:
     app.add_typer(_group, name=_framework)
 
 
-def _project_id(client: Client, project: str | None) -> str:
+def _project_id(client: "Client", project: str | None) -> str:
     projects = client.projects()
     if project is None:
         if len(projects) == 1:
@@ -388,7 +386,7 @@ def logs(
         )
 
 
-def _follow_all(client: Client, workload_id: str) -> None:
+def _follow_all(client: "Client", workload_id: str) -> None:
     names = [p["name"] for p in client.pods(workload_id)]
     _print_logs(
         client,
@@ -403,7 +401,7 @@ def _follow_all(client: Client, workload_id: str) -> None:
 
 
 def _print_logs(
-    client: Client,
+    client: "Client",
     workload_id: str,
     pods: list[str],
     *,
@@ -493,7 +491,7 @@ def delete(
 # --- helpers ----------------------------------------------------------------------------
 
 
-def _resolve(client: Client, workload: str, project: str | None) -> str:
+def _resolve(client: "Client", workload: str, project: str | None) -> str:
     """A workload id from a name (in `project` when given) or an id."""
     if UUID.match(workload):
         return workload
