@@ -42,6 +42,14 @@ def structured(data: Any, output: str | None) -> bool:
 def table(
     headers: Sequence[str], rows: Sequence[Sequence[str]], *, phase_column: int | None = None
 ) -> None:
+    """Columns aligned: drawn by Rich, in colour, on a terminal; plain text elsewhere."""
+    if not sys.stdout.isatty():
+        columns = list(zip(headers, *rows, strict=True))
+        widths = [max(len(cell) for cell in column) for column in columns]
+        for line in (headers, *rows):
+            padded = (cell.ljust(width) for cell, width in zip(line, widths, strict=True))
+            typer.echo("  ".join(padded).rstrip())
+        return
     from rich.console import Console
     from rich.table import Table
 
