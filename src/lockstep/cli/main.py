@@ -84,25 +84,31 @@ def version() -> None:
     typer.echo(__version__)
 
 
-def add_groups(wanted: str | None) -> None:
-    """The `wanted` group in full; the others as their description only."""
-    for name, (module, attribute, description) in GROUPS.items():
+def add_groups(words: list[str]) -> None:
+    """The group the first of `words` names in full (a group module's `prepare` gets the rest,
+    to do the same one level down); the others as their description only."""
+    wanted = words[0] if words else None
+    for name, (module_name, attribute, description) in GROUPS.items():
         if name == wanted:
-            group = getattr(importlib.import_module(module), attribute)
+            module = importlib.import_module(module_name)
+            prepare = getattr(module, "prepare", None)
+            if prepare is not None:
+                prepare(words[1:])
+            group = getattr(module, attribute)
         else:
             group = typer.Typer(help=description)
         app.add_typer(group, name=name, help=description)
 
 
-def named_group(argv: list[str]) -> str | None:
-    """The group a command line names: its first word that is not an option (for shell
-    completion, the words being completed)."""
+def command_words(argv: list[str]) -> list[str]:
+    """The words of a command line that are not options (for shell completion, those of the
+    line being completed)."""
     if os.environ.get("_LOCKSTEP_COMPLETE"):
         argv = os.environ.get("COMP_WORDS", "").split()[1:]
-    return next((word for word in argv if not word.startswith("-")), None)
+    return [word for word in argv if not word.startswith("-")]
 
 
 def run() -> None:
-    add_groups(named_group(sys.argv[1:]))
+    add_groups(command_words(sys.argv[1:]))
     # Named, so that completion answers to _LOCKSTEP_COMPLETE however lockstep was started.
     app(prog_name="lockstep")

@@ -26,7 +26,7 @@ app = typer.Typer(no_args_is_help=True, help="Submit and manage distributed trai
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 FRAMEWORK_NAMES = {
     "pytorch": "PyTorch",
-    "mpi": "MPI (a launcher and workers)",
+    "mpi": "MPI",
     "tf": "TensorFlow",
     "xgboost": "XGBoost",
     "jax": "JAX",
@@ -241,14 +241,20 @@ def _submit_command(framework: str) -> Callable[..., None]:
                 if follow:
                     _follow_all(client, workload_id)
 
-    submit.__doc__ = f"Submit a {FRAMEWORK_NAMES[framework]} workload."
+    submit.__doc__ = f"Submit a distributed {FRAMEWORK_NAMES[framework]} workload."
     return submit
 
 
-for _framework in FRAMEWORKS:
-    _group = typer.Typer(no_args_is_help=True, help=f"{FRAMEWORK_NAMES[_framework]} workloads.")
-    _group.command("submit")(_submit_command(_framework))
-    app.add_typer(_group, name=_framework)
+def prepare(words: list[str]) -> None:
+    """Add the framework groups: the one `words` name with its submit command (forty options
+    each, slow to build), the others by their description only (see cli/main.py)."""
+    wanted = words[0] if words else None
+    for framework in FRAMEWORKS:
+        description = f"{FRAMEWORK_NAMES[framework]} workloads."
+        group = typer.Typer(no_args_is_help=True, help=description)
+        if framework == wanted:
+            group.command("submit")(_submit_command(framework))
+        app.add_typer(group, name=framework, help=description)
 
 
 def _project_id(client: "Client", project: str | None) -> str:
