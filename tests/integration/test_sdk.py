@@ -105,7 +105,7 @@ def test_wait_raises_when_the_workload_ends_otherwise(sdk: Client, api: Api) -> 
     )
     created = sdk.create_distributed(body)
     with pytest.raises(WorkloadEnded) as ended:
-        sdk.wait(created.workload_id, phase="Running", timeout=60, every=0.05)
+        sdk.wait(created.workload_id, phase="Completed", timeout=60, every=0.05)
     assert ended.value.workload["phase"] == "Failed"
     assert "exited with code 3" in str(ended.value)
 
