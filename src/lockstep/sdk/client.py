@@ -62,6 +62,21 @@ def _wanted(phase: str | Collection[str]) -> frozenset[str]:
     return frozenset({phase} if isinstance(phase, str) else phase)
 
 
+def _reached(workload: Json, wanted: frozenset[str], *, timed_out: bool, timeout: float) -> bool:
+    """Whether `wait` is done with `workload`: True in a wanted phase; `WorkloadEnded` when it
+    ended otherwise, `WaitTimeout` once the time is up; False to look again."""
+    if workload["phase"] in wanted:
+        return True
+    if workload["phase"] in calls.TERMINAL_PHASES:
+        raise WorkloadEnded(workload)
+    if timed_out:
+        raise WaitTimeout(
+            f"workload {workload['name']} is {workload['phase']}, "
+            f"not {' or '.join(sorted(wanted))}, after {timeout:g} s"
+        )
+    return False
+
+
 def _check(response: httpx.Response) -> httpx.Response:
     if response.is_error:
         raise error_from(response)
@@ -240,15 +255,8 @@ class Client:
         deadline = self._clock() + timeout
         while True:
             workload = self.get(workload_id)
-            if workload["phase"] in wanted:
+            if _reached(workload, wanted, timed_out=self._clock() >= deadline, timeout=timeout):
                 return workload
-            if workload["phase"] in calls.TERMINAL_PHASES:
-                raise WorkloadEnded(workload)
-            if self._clock() >= deadline:
-                raise WaitTimeout(
-                    f"workload {workload['name']} is {workload['phase']}, "
-                    f"not {' or '.join(sorted(wanted))}, after {timeout:g} s"
-                )
             self._sleep(every)
 
     # --- sending ----------------------------------------------------------------------
@@ -478,15 +486,8 @@ class AsyncClient:
         deadline = self._clock() + timeout
         while True:
             workload = await self.get(workload_id)
-            if workload["phase"] in wanted:
+            if _reached(workload, wanted, timed_out=self._clock() >= deadline, timeout=timeout):
                 return workload
-            if workload["phase"] in calls.TERMINAL_PHASES:
-                raise WorkloadEnded(workload)
-            if self._clock() >= deadline:
-                raise WaitTimeout(
-                    f"workload {workload['name']} is {workload['phase']}, "
-                    f"not {' or '.join(sorted(wanted))}, after {timeout:g} s"
-                )
             await asyncio.sleep(every)
 
     async def _all(self, workload_id: WorkloadId, what: str) -> Items:
