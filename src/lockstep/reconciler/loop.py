@@ -561,10 +561,7 @@ class Reconciler:
                 placed = place(usage, needs, affinity=gang_affinity(self._plan(workload)))
                 placement = placed if isinstance(placed, dict) else {}
             else:
-                for need in needs:
-                    assignment = placement.get(need.pod)
-                    if assignment is not None:
-                        usage.add(need, assignment)
+                usage.hold(needs, placement)
             spec = workload.request.get("spec") or {}
             holders.append(
                 Holder(

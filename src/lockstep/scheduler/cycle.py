@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from lockstep.domain.cluster import Assignment
 from lockstep.scheduler.placement import (
     GangPlacement,
     GangShortfall,
@@ -130,7 +129,7 @@ def _victims(
     trial = usage.copy()
     for holder in holders:
         if holder.leaving or holder.workload_id in decisions.preempted:
-            _release(trial, holder)
+            trial.release(holder.needs, holder.placement)
     if _fits(trial, candidate):
         return []
     eligible = [
@@ -146,18 +145,11 @@ def _victims(
     ranked = sorted(enumerate(eligible), key=lambda pair: (pair[1].priority, -pair[0]))
     chosen: list[Holder] = []
     for _, holder in ranked:
-        _release(trial, holder)
+        trial.release(holder.needs, holder.placement)
         chosen.append(holder)
         if _fits(trial, candidate):
             return chosen
     return None
-
-
-def _release(usage: Usage, holder: Holder) -> None:
-    for need in holder.needs:
-        assignment: Assignment | None = holder.placement.get(need.pod)
-        if assignment is not None:
-            usage.remove(need, assignment)
 
 
 def _fits(usage: Usage, candidate: Candidate) -> bool:

@@ -12,7 +12,7 @@ reads in the phase message: `needs 4 GPUs in node pool a100, 2 free`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -95,6 +95,20 @@ class Usage:
         for name, use in self._use.items():
             other._use[name] = _NodeUse(use.cpu, use.memory, dict(use.gpus))
         return other
+
+    def hold(self, needs: Sequence[PodNeed], placement: Mapping[str, Assignment]) -> None:
+        """Count what a placed gang holds (its pods without an assignment hold nothing)."""
+        for need in needs:
+            assignment = placement.get(need.pod)
+            if assignment is not None:
+                self.add(need, assignment)
+
+    def release(self, needs: Sequence[PodNeed], placement: Mapping[str, Assignment]) -> None:
+        """Give back what `hold` counted."""
+        for need in needs:
+            assignment = placement.get(need.pod)
+            if assignment is not None:
+                self.remove(need, assignment)
 
     def add(self, need: PodNeed, assignment: Assignment) -> None:
         """Count a placed pod (one on a node that no longer exists is not counted)."""
@@ -191,8 +205,7 @@ def place(
         if isinstance(placed, GangShortfall):
             shortfall = placed
             continue
-        for need in needs:
-            usage.add(need, placed[need.pod])
+        usage.hold(needs, placed)
         return placed
     if affinity is not None and _is_required(affinity) and len(groups) > 1:
         return GangShortfall(
@@ -284,9 +297,7 @@ def _shortfall(
     # `usage` already counts the pods placed before `stuck`: take them out to compare the
     # gang's whole need with what was free before it.
     before = usage.copy()
-    for need in needs:
-        if need.pod in placed:
-            before.remove(need, placed[need.pod])
+    before.release(needs, placed)
     group = [need for need in needs if need.selector == stuck.selector]
     free_cpu = sum((before.free_cpu(n) for n in candidates), ZERO)
     free_memory = sum((before.free_memory(n) for n in candidates), ZERO)

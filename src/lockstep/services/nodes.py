@@ -39,12 +39,8 @@ class NodeService:
             admitted = unit.workloads.admitted()
         usage = Usage(self._nodes)
         for workload in admitted:
-            if workload.placement is None:
-                continue
-            for need in gang_needs(workload.plan()):
-                assignment = workload.placement.get(need.pod)
-                if assignment is not None:
-                    usage.add(need, assignment)
+            if workload.placement is not None:
+                usage.hold(gang_needs(workload.plan()), workload.placement)
         return [
             NodeUse(
                 node,
