@@ -29,7 +29,6 @@ def connected(context: str | None = None) -> Iterator[Client]:
     from lockstep.cli.contexts import NoContext, active
     from lockstep.sdk import (
         ApiError,
-        Client,
         ClientError,
         Forbidden,
         InvalidRequest,
@@ -42,12 +41,7 @@ def connected(context: str | None = None) -> Iterator[Client]:
         chosen = active(context)
     except NoContext as error:
         raise fail(str(error), USAGE) from error
-    client = Client(
-        chosen.url,
-        token=chosen.token,
-        client_id=chosen.client_id,
-        client_secret=chosen.client_secret,
-    )
+    client = chosen.client()
     try:
         yield client
     except WorkloadEnded as error:

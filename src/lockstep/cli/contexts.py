@@ -12,6 +12,11 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lockstep.sdk import Client
+    from lockstep.sdk import Retry as RetryPolicy
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,6 +25,18 @@ class Context:
     token: str | None = None
     client_id: str | None = None
     client_secret: str | None = None
+
+    def client(self, retry: RetryPolicy | None = None) -> Client:
+        """An SDK client for this server, with these credentials."""
+        from lockstep.sdk import Client, Retry
+
+        return Client(
+            self.url,
+            token=self.token,
+            client_id=self.client_id,
+            client_secret=self.client_secret,
+            retry=retry or Retry(),
+        )
 
 
 @dataclass(slots=True)

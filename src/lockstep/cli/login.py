@@ -27,31 +27,33 @@ def login(
 ) -> None:
     """Check the credentials against the server and make it the current context."""
     from lockstep.cli import contexts
-    from lockstep.sdk import ApiError, Client, ClientError
+    from lockstep.sdk import ApiError, ClientError
 
     if token is None and client_id is None:
         raise fail("give --client-id (and its secret) or --token", USAGE)
     if token is None and client_secret is None:
         client_secret = typer.prompt("client secret", hide_input=True)
+    checked = contexts.Context(
+        url=url, token=token, client_id=client_id, client_secret=client_secret
+    )
     try:
-        with Client(url, token=token, client_id=client_id, client_secret=client_secret) as client:
+        with checked.client() as client:
             client.projects()
     except ApiError as error:
         status = NOT_AUTHORIZED if error.status in {401, 403} else 1
         raise fail(f"{url} refused: {error.message}", status) from error
     except ClientError as error:
         raise fail(str(error), 1) from error
-    name = context or (httpx_host(url))
+    name = context or _host_of(url)
     saved = contexts.load()
-    saved.contexts[name] = contexts.Context(
-        url=url, token=token, client_id=client_id, client_secret=client_secret
-    )
+    saved.contexts[name] = checked
     saved.current = name
     path = contexts.save(saved)
     typer.echo(f"logged in to {url} as context {name} ({path})")
 
 
-def httpx_host(url: str) -> str:
+def _host_of(url: str) -> str:
+    """`host:port` of a URL, the name a context gets by default."""
     import httpx
 
     parsed = httpx.URL(url)

@@ -43,17 +43,11 @@ def _complete_workloads(incomplete: str) -> list[str]:
     """Shell completion: the names of the workloads the active context's server holds (none
     when it cannot be reached within a second or two)."""
     from lockstep.cli.contexts import NoContext, active
-    from lockstep.sdk import Client, ClientError, Retry
+    from lockstep.sdk import ClientError, Retry
 
     try:
         chosen = active()
-        with Client(
-            chosen.url,
-            token=chosen.token,
-            client_id=chosen.client_id,
-            client_secret=chosen.client_secret,
-            retry=Retry(attempts=1),
-        ) as client:
+        with chosen.client(retry=Retry(attempts=1)) as client:
             return sorted(
                 w["name"]
                 for w in client.list(search=incomplete or None)
