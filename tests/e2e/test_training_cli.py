@@ -411,6 +411,38 @@ def test_shell_completion_offers_commands_and_workload_names(cli: Cli) -> None:
     assert "_LOCKSTEP_COMPLETE=complete_bash" in script
 
 
+def test_zsh_completes_workload_names_at_a_prompt(cli: Cli) -> None:
+    """In a real zsh with the script `--show-completion zsh` prints: a tab completes the common
+    start of the matching workload names, a second tab lists them."""
+    import pexpect
+
+    for name in ("alpha-one", "alpha-two", "beta"):
+        cli("training", "pytorch", "submit", name, "-p", "1", "-i", "x", "--", "true")
+    path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"
+    shell = pexpect.spawn(
+        "zsh",
+        ["-f"],
+        env=cli.env(PATH=path, TERM="xterm", _TYPER_COMPLETE_TEST_DISABLE_SHELL_DETECTION="1"),
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 160),
+    )
+    # The prompt is spelt in two halves so that the echoed line does not match it.
+    shell.sendline(
+        "PS1='READY''> '; autoload -U compinit; compinit -u; "
+        'eval "$(lockstep --show-completion zsh)"'
+    )
+    shell.expect("READY> ")
+    shell.send("lockstep training describe al\t")
+    shell.expect("describe alpha-")
+    shell.send("\t")
+    shell.expect(r"alpha-one\s+alpha-two")
+    assert "beta" not in f"{shell.before}{shell.after}"
+    shell.sendcontrol("c")
+    shell.sendline("exit")
+    shell.expect(pexpect.EOF)
+
+
 def test_cluster_nodes(cli: Cli) -> None:
     (node,) = cli.json("cluster", "nodes", "--json")
     assert node["nodePool"] == "default" and node["status"] == "Ready"

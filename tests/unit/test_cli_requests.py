@@ -14,7 +14,8 @@ from lockstep.cli.requests import BadFlag, MasterOptions, SubmitOptions, build
 
 
 def options(**fields: object) -> SubmitOptions:
-    return SubmitOptions(name="job", framework="pytorch", project_id="1", cluster_id="c", **fields)  # type: ignore[arg-type]
+    required = {"name": "job", "framework": "pytorch", "project_id": "1", "cluster_id": "c"}
+    return SubmitOptions(**(required | fields))  # type: ignore[arg-type]
 
 
 def test_the_least_a_request_has() -> None:
@@ -151,3 +152,27 @@ def test_master_flags_give_the_master_a_spec_of_its_own() -> None:
 def test_name_prefix() -> None:
     assert build(options(name_prefix=True))["useGivenNameAsPrefix"] is True
     assert "useGivenNameAsPrefix" not in build(options())
+
+
+@pytest.mark.parametrize("framework", ["pytorch", "tf", "xgboost", "jax"])
+def test_no_master_counts_every_pod_among_the_workers(framework: str) -> None:
+    body = build(
+        SubmitOptions(
+            name="j", framework=framework, project_id="1", cluster_id="c", workers=4, no_master=True
+        )
+    )
+    assert body["spec"]["numWorkers"] == 3
+    assert body["masterSpecSameAsWorker"] is True and "masterSpec" not in body
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"workers": 1}, "needs --workers 2 or more"),
+        ({"framework": "mpi", "workers": 3}, "always has its launcher"),
+        ({"workers": 3, "master": MasterOptions(args="x")}, "cannot be combined"),
+    ],
+)
+def test_no_master_refuses_what_it_cannot_mean(fields: dict[str, object], message: str) -> None:
+    with pytest.raises(BadFlag, match=message):
+        build(options(no_master=True, **fields))

@@ -102,9 +102,10 @@ def add_groups(words: list[str]) -> None:
 
 def command_words(argv: list[str]) -> list[str]:
     """The words of a command line that are not options (for shell completion, those of the
-    line being completed)."""
+    line being completed: bash passes it in COMP_WORDS, zsh and fish in _TYPER_COMPLETE_ARGS)."""
     if os.environ.get("_LOCKSTEP_COMPLETE"):
-        argv = os.environ.get("COMP_WORDS", "").split()[1:]
+        line = os.environ.get("COMP_WORDS") or os.environ.get("_TYPER_COMPLETE_ARGS", "")
+        argv = line.split()[1:]
     return [word for word in argv if not word.startswith("-")]
 
 

@@ -54,6 +54,8 @@ class SubmitOptions:
     """`spec.storage` entries from the storage flags (see storage.py), added to the file's."""
     master: MasterOptions | None = None
     """The master's own command, environment or GPUs: it then runs a spec of its own."""
+    no_master: bool = False
+    """`--workers` counts every pod: the first of them coordinates (see `_without_master`)."""
     base: dict[str, Any] = field(default_factory=dict)
 
 
@@ -136,6 +138,8 @@ def build(options: SubmitOptions) -> dict[str, Any]:
         spec["annotations"] = [
             {"name": k, "value": v} for k, v in pairs(options.annotations, "--annotation")
         ]
+    if options.no_master:
+        _without_master(spec, options)
     body["spec"] = spec
     if options.name_prefix:
         body["useGivenNameAsPrefix"] = True
@@ -144,6 +148,23 @@ def build(options: SubmitOptions) -> dict[str, Any]:
         body["masterSpec"] = _master_spec(spec, options.master)
     body.setdefault("masterSpecSameAsWorker", True)
     return body
+
+
+def _without_master(spec: dict[str, Any], options: SubmitOptions) -> None:
+    """`--no-master`: no pod beyond the N workers asked for. A Run:ai request always has a
+    leading replica (the API has no field to leave it out), so N pods in all become a master
+    running the workers' spec plus N - 1 workers: the same N processes, rank 0 coordinating,
+    as a job of N workers whose worker 0 coordinates."""
+    if options.framework == "mpi":
+        raise BadFlag("--no-master: an MPI workload always has its launcher")
+    if options.master is not None and options.master.given():
+        raise BadFlag("--no-master cannot be combined with the --master-* flags")
+    total = spec["numWorkers"]
+    if total < 2:
+        raise BadFlag(
+            f"--no-master needs --workers 2 or more (one of them coordinates), not {total}"
+        )
+    spec["numWorkers"] = total - 1
 
 
 MASTER_FIELDS = ("image", "command", "args", "workingDir", "environmentVariables", "compute")

@@ -137,6 +137,13 @@ def _submit_command(framework: str) -> Callable[..., None]:
         name_prefix: Annotated[
             bool, typer.Option("--name-prefix", help="Use the name as a prefix (adds a suffix).")
         ] = False,
+        no_master: Annotated[
+            bool,
+            typer.Option(
+                "--no-master",
+                help="No pod beyond the workers: --workers counts every pod, rank 0 coordinates.",
+            ),
+        ] = False,
         master_command: Annotated[
             str | None, typer.Option("--master-command", help="The master's own command.")
         ] = None,
@@ -211,6 +218,7 @@ def _submit_command(framework: str) -> Callable[..., None]:
                     gpu_devices=master_gpu_devices_request,
                     gpu_portion=master_gpu_portion_request,
                 ),
+                no_master=no_master,
                 base=base,
             )
             try:
