@@ -60,6 +60,19 @@ class NodeSettings(BaseModel):
         return value
 
 
+class RuntimeKind(StrEnum):
+    LOCAL = "local"
+    """Pods as supervised process groups on this machine."""
+    KUBERNETES = "kubernetes"
+    """Workloads as Kubeflow jobs on a Kubernetes cluster."""
+
+
+class KubeScheduler(StrEnum):
+    KAI = "kai"
+    VOLCANO = "volcano"
+    DEFAULT = "default"
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="LOCKSTEP_", extra="ignore")
 
@@ -86,6 +99,19 @@ class Settings(BaseSettings):
     nodes: list[NodeSettings] = Field(default_factory=list, max_length=256)
     """The local runtime's nodes, as JSON: `[{"name": "a", "pool": "a100", "gpus": 4}]`.
     Unset: one node, this machine as detected."""
+    runtime: RuntimeKind = RuntimeKind.LOCAL
+    kubeconfig: Path | None = None
+    """The kubeconfig of the cluster (runtime kubernetes); unset: the in-cluster config."""
+    kube_context: str | None = None
+    """The kubeconfig's context to use; unset: its current context."""
+    kube_scheduler: KubeScheduler = KubeScheduler.KAI
+    """Who gang-schedules the pods on the cluster: KAI Scheduler, Volcano, or the default."""
+    kube_node_pool_label: str = "kai.scheduler/node-pool"
+    """The node label whose value names a node's pool."""
+    kube_s3_csi_driver: str = "ru.yandex.s3.csi"
+    """The CSI driver that mounts `s3` storage."""
+    kube_ingress_class: str | None = None
+    """The IngressClass of exposed URLs; unset: the cluster's default."""
     log_level: str = "info"
     log_format: LogFormat = LogFormat.AUTO
 

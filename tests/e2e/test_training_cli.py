@@ -443,6 +443,30 @@ def test_zsh_completes_workload_names_at_a_prompt(cli: Cli) -> None:
     shell.expect(pexpect.EOF)
 
 
+def test_render_prints_the_manifests_or_the_launches(cli: Cli, tmp_path: Path) -> None:
+    """`lockstep render`: Kubernetes manifests as YAML documents, the local launches as JSON;
+    nothing is submitted."""
+    import yaml
+
+    request = tmp_path / "request.json"
+    spec = {"distributedFramework": "XGBoost", "numWorkers": 2, "image": "img", "command": "true"}
+    request.write_text(json.dumps({"name": "shown", "spec": spec}))
+    manifests = list(
+        yaml.safe_load_all(cli("render", str(request), "-p", "1", "--runtime", "kubernetes").stdout)
+    )
+    job = next(m for m in manifests if m["kind"] == "XGBoostJob")
+    assert job["spec"]["xgbReplicaSpecs"]["Worker"]["replicas"] == 2
+    local = cli.json("render", str(request), "-p", "1", "-o", "json")
+    assert local["runtime"] == "local"
+    assert [pod["podName"] for pod in local["pods"]] == [
+        "shown-master-0",
+        "shown-worker-0",
+        "shown-worker-1",
+    ]
+    assert cli.json("training", "list", "--json") == []
+    cli("render", str(tmp_path / "missing.json"), status=2)
+
+
 def test_cluster_nodes(cli: Cli) -> None:
     (node,) = cli.json("cluster", "nodes", "--json")
     assert node["nodePool"] == "default" and node["status"] == "Ready"

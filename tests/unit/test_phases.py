@@ -14,6 +14,7 @@ from lockstep.domain.phases import (
     PhaseTransitionError,
     can_transition,
     check_transition,
+    path_to,
 )
 from tests.unit.specs import reference_file
 
@@ -144,3 +145,26 @@ def test_phase_names_are_the_run_ai_ones() -> None:
 
 def test_desired_phase_names_are_the_run_ai_ones() -> None:
     assert sorted(phase.value for phase in DesiredPhase) == sorted(_enum("WorkloadDesiredPhase"))
+
+
+@pytest.mark.parametrize(
+    ("current", "target", "path"),
+    [
+        (Phase.CREATING, Phase.RUNNING, (Phase.PENDING, Phase.INITIALIZING, Phase.RUNNING)),
+        (Phase.PENDING, Phase.COMPLETED, (Phase.INITIALIZING, Phase.COMPLETED)),
+        (Phase.RUNNING, Phase.STOPPED, (Phase.STOPPING, Phase.STOPPED)),
+        (
+            Phase.STOPPED,
+            Phase.RUNNING,
+            (Phase.RESUMING, Phase.PENDING, Phase.INITIALIZING, Phase.RUNNING),
+        ),
+        (Phase.RUNNING, Phase.RUNNING, ()),
+        (Phase.COMPLETED, Phase.RUNNING, ()),
+    ],
+)
+def test_the_shortest_path_the_table_allows(
+    current: Phase, target: Phase, path: tuple[Phase, ...]
+) -> None:
+    assert path_to(current, target) == path
+    for before, after in zip((current, *path), path, strict=False):
+        assert can_transition(before, after)

@@ -18,6 +18,7 @@ from lockstep.assembly import bootstrap, open_core
 from lockstep.config import Settings
 from lockstep.domain.clock import Clock, utc_now
 from lockstep.reconciler.controller import Controller, ProcessController, ThreadController
+from lockstep.rendering import renderers
 from lockstep.runtimes.base import Runtime
 from lockstep.runtimes.local import machine
 from lockstep.runtimes.local.log_reader import LocalLogReader
@@ -70,6 +71,8 @@ def create_app(
         tokens=core.tokens,
         calls=Calls(core.database),
         logs=LocalLogReader(settings.runtime_dir),
+        renderers=renderers(settings),
+        runtime=settings.runtime,
         image_environments=settings.image_environments,
         public_host=settings.public_host,
         clock=clock,

@@ -12,8 +12,10 @@ from fastapi import Depends, Path, Request
 
 from lockstep.api.calls import Calls
 from lockstep.auth.tokens import Principal, TokenAuthority
+from lockstep.config import RuntimeKind
 from lockstep.domain.clock import Clock
 from lockstep.domain.errors import Unauthenticated
+from lockstep.rendering import Renderer
 from lockstep.runtimes.base import PodLogs
 from lockstep.services.identity import IdentityService
 from lockstep.services.nodes import NodeService
@@ -32,6 +34,10 @@ class Services:
     tokens: TokenAuthority
     calls: Calls
     logs: PodLogs
+    renderers: Mapping[RuntimeKind, Renderer]
+    """The dry run of each runtime."""
+    runtime: RuntimeKind
+    """The runtime this server drives."""
     image_environments: Mapping[str, pathlib.Path]
     public_host: str
     clock: Clock

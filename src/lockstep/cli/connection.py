@@ -23,6 +23,19 @@ def fail(message: str, status: int) -> typer.Exit:
     return typer.Exit(status)
 
 
+def project_id(client: Client, project: str | None) -> str:
+    """The id of the project named (by id or name), or of the caller's only project."""
+    projects = client.projects()
+    if project is None:
+        if len(projects) == 1:
+            return str(projects[0]["id"])
+        raise fail("say which project with -p/--project", USAGE)
+    for candidate in projects:
+        if str(candidate["id"]) == str(project) or candidate["name"] == project:
+            return str(candidate["id"])
+    raise fail(f"no project {project!r} that you can see", NOT_FOUND)
+
+
 @contextmanager
 def connected(context: str | None = None) -> Iterator[Client]:
     """A client for the active context; lockstep's errors end the command with their status."""

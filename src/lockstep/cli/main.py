@@ -20,7 +20,7 @@ sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 
 import typer  # noqa: E402
 
-from lockstep.cli import login  # noqa: E402
+from lockstep.cli import login, render  # noqa: E402
 
 GROUPS: dict[str, tuple[str, str, str]] = {
     "training": (
@@ -48,6 +48,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 app.command("login")(login.login)
+app.command("render")(render.render)
 
 
 @app.command()

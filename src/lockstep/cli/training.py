@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from lockstep.cli.connection import NOT_FOUND, USAGE, connected, fail
+from lockstep.cli.connection import NOT_FOUND, USAGE, connected, fail, project_id
 from lockstep.cli.output import structured, table
 from lockstep.cli.progress import until_running
 from lockstep.cli.requests import FRAMEWORKS, BadFlag, MasterOptions, SubmitOptions, build
@@ -183,11 +183,11 @@ def _submit_command(framework: str) -> Callable[..., None]:
             except (OSError, ValueError) as error:
                 raise fail(f"-f {request_file}: {error}", USAGE) from error
         with connected() as client:
-            project_id = _project_id(client, project or base.get("projectId"))
+            chosen_project = project_id(client, project or base.get("projectId"))
             options = SubmitOptions(
                 name=name,
                 framework=framework,
-                project_id=project_id,
+                project_id=chosen_project,
                 cluster_id=str(base.get("clusterId") or client.clusters()[0]["uuid"]),
                 image=image,
                 workers=workers,
@@ -259,18 +259,6 @@ def prepare(words: list[str]) -> None:
         app.add_typer(group, name=framework, help=description)
 
 
-def _project_id(client: "Client", project: str | None) -> str:
-    projects = client.projects()
-    if project is None:
-        if len(projects) == 1:
-            return str(projects[0]["id"])
-        raise fail("say which project with -p/--project", USAGE)
-    for candidate in projects:
-        if str(candidate["id"]) == str(project) or candidate["name"] == project:
-            return str(candidate["id"])
-    raise fail(f"no project {project!r} that you can see", NOT_FOUND)
-
-
 # --- list, describe ---------------------------------------------------------------------
 
 
@@ -285,7 +273,7 @@ def list_workloads(
     with connected() as client:
         filters = []
         if project is not None:
-            filters.append(f"projectId=={_project_id(client, project)}")
+            filters.append(f"projectId=={project_id(client, project)}")
         workloads = list(
             client.list(phase=phase, filter_by=filters, sort_by="createdAt", sort_order="desc")
         )
@@ -503,7 +491,7 @@ def _resolve(client: "Client", workload: str, project: str | None) -> str:
     """A workload id from a name (in `project` when given) or an id."""
     if UUID.match(workload):
         return workload
-    filters = [] if project is None else [f"projectId=={_project_id(client, project)}"]
+    filters = [] if project is None else [f"projectId=={project_id(client, project)}"]
     found = list(client.list(name=workload, filter_by=filters))
     if not found:
         raise fail(f"no workload named {workload!r}", NOT_FOUND)

@@ -126,3 +126,26 @@ def check_transition(current: Phase, target: Phase) -> Phase:
     if not can_transition(current, target):
         raise PhaseTransitionError(current, target)
     return target
+
+
+def path_to(current: Phase, target: Phase) -> tuple[Phase, ...]:
+    """The shortest way the table allows from `current` to `target` (the phases after
+    `current`, ending in `target`; empty when they are the same or no way exists). For a
+    runtime that reports the phase it sees, which may be several steps on (Pending, then
+    Running once looked at again)."""
+    reached: dict[Phase, Phase] = {current: current}
+    frontier = [current]
+    while frontier and target not in reached:
+        following = []
+        for phase in frontier:
+            for step in sorted(_ALLOWED.get(phase, frozenset())):
+                if step not in reached:
+                    reached[step] = phase
+                    following.append(step)
+        frontier = following
+    if current == target or target not in reached:
+        return ()
+    steps = [target]
+    while reached[steps[-1]] != current:
+        steps.append(reached[steps[-1]])
+    return tuple(reversed(steps))

@@ -23,10 +23,11 @@ from lockstep.domain.errors import LockstepError
 from lockstep.domain.phases import DesiredPhase, Phase, can_transition, check_transition
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.priorities import is_preemptible
-from lockstep.domain.workload import Event, EventType, Pod, PodPhase, Workload, WorkloadUpdate
+from lockstep.domain.workload import EventType, PodPhase, Workload, WorkloadUpdate
+from lockstep.reconciler.observed import Recorder
 from lockstep.reconciler.outcome import gang_restarts, outcome, restart_backoff
 from lockstep.reconciler.queue import WorkQueue
-from lockstep.runtimes.base import OOM_KILLED, PodStatus, Runtime
+from lockstep.runtimes.base import PodStatus, Runtime
 from lockstep.scheduler.cycle import Candidate, Holder, schedule
 from lockstep.scheduler.placement import GangPlacement, PodNeed, Usage, place
 from lockstep.scheduler.resources import gang_affinity, gang_needs
@@ -67,7 +68,7 @@ class Reconciler:
         self._clock = clock
         self._queue = queue
         self._settings = settings or ReconcilerSettings()
-        self._new_id = new_id
+        self._recorder = Recorder(clock=clock, new_id=new_id)
         self._thread: threading.Thread | None = None
         self._schedule_needed = True
         self._plans: dict[str, ReplicaPlan] = {}
@@ -250,7 +251,7 @@ class Reconciler:
         if self._stopped(workload):
             self._runtime.delete(workload.id, keep_logs=True)
             change.phase, change.message = Phase.STOPPED, "suspended"
-            change.events.append(self._event(workload, "Suspended", "all pods stopped"))
+            change.events.append(self._recorder.event(workload, "Suspended", "all pods stopped"))
             self._schedule_needed = True
             change.pods_removed = True
         return change
@@ -307,7 +308,7 @@ class Reconciler:
         with self._db.read() as unit:
             known = {pod.name: pod for pod in unit.workloads.pods(workload.id, deleted=False)}
         change = WorkloadUpdate()
-        change.pods, change.events = self._pod_changes(
+        change.pods, change.events = self._recorder.pod_changes(
             workload, [*statuses, *_waiting_for_room(workload, plan, statuses)], known
         )
         result = outcome(plan, statuses)
@@ -321,7 +322,7 @@ class Reconciler:
             change.phase, change.message = target, message
         if target.is_terminal:
             change.events.append(
-                self._event(
+                self._recorder.event(
                     workload,
                     target.value,
                     message,
@@ -364,7 +365,9 @@ class Reconciler:
             return
         self._runtime.restart(workload, plan)
         change.events.append(
-            self._event(workload, "Restarting", "starting every pod again", type=EventType.WARNING)
+            self._recorder.event(
+                workload, "Restarting", "starting every pod again", type=EventType.WARNING
+            )
         )
         self._queue.add(workload.id)
 
@@ -380,7 +383,7 @@ class Reconciler:
         with self._db.read() as unit:
             known = {pod.name: pod for pod in unit.workloads.pods(workload.id, deleted=False)}
         change = WorkloadUpdate()
-        change.pods, change.events = self._pod_changes(workload, statuses, known)
+        change.pods, change.events = self._recorder.pod_changes(workload, statuses, known)
         plan = self._plan(workload)
         self._settle(
             workload,
@@ -425,110 +428,6 @@ class Reconciler:
             self._queue.add_after(workload.id, remaining)
         elif not self._runtime.stop(workload.id, grace_seconds=grace):
             self._queue.add_after(workload.id, self._settings.stop_poll_seconds)
-
-    def _pod_changes(
-        self, workload: Workload, statuses: Sequence[PodStatus], known: dict[str, Pod]
-    ) -> tuple[list[Pod], list[Event]]:
-        pods: list[Pod] = []
-        events: list[Event] = []
-        now = self._clock()
-        for status in statuses:
-            before = known.get(status.name)
-            pod = Pod(
-                id=before.id if before else self._new_id(),
-                workload_id=workload.id,
-                name=status.name,
-                role=status.role,
-                index=status.index,
-                phase=status.phase,
-                image=status.image,
-                created_at=before.created_at if before else (status.created_at or now),
-                node_name=status.node_name,
-                ip=status.ip,
-                started_at=status.started_at,
-                completed_at=status.finished_at,
-                restarts=status.restarts,
-                exit_code=status.exit_code,
-                message=status.message,
-                reason=status.reason,
-                ready=status.ready,
-                ports=status.ports,
-            )
-            if before == pod:
-                continue
-            pods.append(pod)
-            if pod.ready and (before is None or not before.ready):
-                events.append(
-                    self._event(
-                        workload, "Ready", f"pod {pod.name} is ready", kind="Pod", name=pod.name
-                    )
-                )
-            if before is not None and pod.restarts > before.restarts:
-                events.append(
-                    self._event(
-                        workload,
-                        "Restarted",
-                        f"pod {pod.name} started again (restart {pod.restarts})",
-                        kind="Pod",
-                        name=pod.name,
-                    )
-                )
-            if before is None or before.phase != pod.phase or before.restarts != pod.restarts:
-                events.append(self._pod_event(workload, pod, status))
-        return pods, events
-
-    def _pod_event(self, workload: Workload, pod: Pod, status: PodStatus) -> Event:
-        if not status.scheduled:
-            return self._event(
-                workload, "Waiting", f"pod {pod.name} {pod.message}", kind="Pod", name=pod.name
-            )
-        if pod.phase is PodPhase.FAILED and status.reason == OOM_KILLED:
-            return self._event(
-                workload,
-                OOM_KILLED,
-                f"pod {pod.name} {pod.message}",
-                type=EventType.WARNING,
-                kind="Pod",
-                name=pod.name,
-            )
-        reasons = {
-            PodPhase.PENDING: (
-                "Scheduled",
-                EventType.NORMAL,
-                f"pod {pod.name} assigned to {pod.node_name}",
-            ),
-            PodPhase.RUNNING: ("Started", EventType.NORMAL, f"pod {pod.name} started"),
-            PodPhase.SUCCEEDED: ("Completed", EventType.NORMAL, f"pod {pod.name} {pod.message}"),
-            PodPhase.FAILED: ("Failed", EventType.WARNING, f"pod {pod.name} {pod.message}"),
-            PodPhase.UNKNOWN: (
-                "Unknown",
-                EventType.WARNING,
-                f"pod {pod.name} is in an unknown state",
-            ),
-        }
-        reason, kind, message = reasons[pod.phase]
-        return self._event(workload, reason, message, type=kind, kind="Pod", name=pod.name)
-
-    def _event(
-        self,
-        workload: Workload,
-        reason: str,
-        message: str,
-        *,
-        type: EventType = EventType.NORMAL,
-        kind: str = "Workload",
-        name: str | None = None,
-    ) -> Event:
-        return Event(
-            id=self._new_id(),
-            workload_id=workload.id,
-            created_at=self._clock(),
-            type=type,
-            reason=reason,
-            message=message,
-            object_kind=kind,
-            object_name=name or workload.name,
-        )
 
     # --- scheduling -----------------------------------------------------------------------
 
@@ -611,7 +510,9 @@ class Reconciler:
             victim = running[workload_id]
             message = f"preempted by workload {preemptor}"
             change = WorkloadUpdate(phase=Phase.TERMINATING, message=message)
-            change.events.append(self._event(victim, "Preempted", message, type=EventType.WARNING))
+            change.events.append(
+                self._recorder.event(victim, "Preempted", message, type=EventType.WARNING)
+            )
             changes.append((victim, change))
             self._queue.add(workload_id)
         for workload_id, placement in decisions.admitted.items():
@@ -629,7 +530,9 @@ class Reconciler:
                 phase=Phase.INITIALIZING, message="starting pods", placement=placement
             )
             change.events.append(
-                self._event(workload, "Scheduled", _scheduled(plans[workload_id], placement))
+                self._recorder.event(
+                    workload, "Scheduled", _scheduled(plans[workload_id], placement)
+                )
             )
             changes.append((workload, _via_pending(workload, change)))
             self._queue.add(workload_id)
@@ -639,7 +542,7 @@ class Reconciler:
             new = sorted(set(placement) - set(workload.placement or {}))
             change = WorkloadUpdate(placement=placement)
             change.events.append(
-                self._event(workload, "Scheduled", f"room for {', '.join(new)}: starting")
+                self._recorder.event(workload, "Scheduled", f"room for {', '.join(new)}: starting")
             )
             changes.append((workload, change))
             self._queue.add(workload_id)

@@ -37,6 +37,15 @@ def create_distributed(request: WireForm | Mapping[str, Any]) -> Call:
     return Call("POST", DISTRIBUTED, body=body, idempotent=False)
 
 
+def render(request: WireForm | Mapping[str, Any], *, runtime: str | None = None) -> Call:
+    """The dry run: checked like a creation, nothing stored, so it may be sent again."""
+    body = dict(request) if isinstance(request, Mapping) else request.to_wire()
+    params: dict[str, str | int] = {"dryRun": "true"}
+    if runtime is not None:
+        params["runtime"] = runtime
+    return Call("POST", DISTRIBUTED, params=params, body=body)
+
+
 def get(workload_id: WorkloadId) -> Call:
     return Call("GET", f"{WORKLOADS}/{workload_id}")
 

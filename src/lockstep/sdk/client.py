@@ -146,6 +146,16 @@ class Client:
         """Submit a distributed workload; returned once it is stored (202)."""
         return _workload(self._send(calls.create_distributed(request)))
 
+    def render(
+        self,
+        request: DistributedCreationRequest | Mapping[str, Any],
+        *,
+        runtime: str | None = None,
+    ) -> Json:
+        """What the server's runtime (or `runtime`: local, kubernetes) would run for `request`:
+        pod launches or Kubernetes manifests. Nothing is stored or started."""
+        return self._json(calls.render(request, runtime=runtime))
+
     def get(self, workload_id: WorkloadId) -> Json:
         """The workload as `GET /api/v1/workloads/{id}` shows it (phase, pods, …)."""
         return self._json(calls.get(workload_id))
@@ -384,6 +394,14 @@ class AsyncClient:
         self, request: DistributedCreationRequest | Mapping[str, Any]
     ) -> DistributedWorkload:
         return _workload(await self._send(calls.create_distributed(request)))
+
+    async def render(
+        self,
+        request: DistributedCreationRequest | Mapping[str, Any],
+        *,
+        runtime: str | None = None,
+    ) -> Json:
+        return await self._json(calls.render(request, runtime=runtime))
 
     async def get(self, workload_id: WorkloadId) -> Json:
         return await self._json(calls.get(workload_id))

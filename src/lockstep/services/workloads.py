@@ -66,6 +66,17 @@ class WorkloadService:
 
     def create(self, caller: Principal, request: DistributedCreationRequest) -> Workload:
         """Store a new workload, committed before this returns; the reconciler takes it on."""
+        workload = self.prepare(caller, request)
+        # Only the insert needs the write lock: the checks of `prepare` read what cannot change
+        # under it (projects are never moved or deleted; the foreign key guards the rest).
+        with self._db.write() as unit:
+            unit.workloads.insert(workload)
+        self._notify(workload.id)
+        return workload
+
+    def prepare(self, caller: Principal, request: DistributedCreationRequest) -> Workload:
+        """The workload `request` would create, checked as `create` checks it (the request's
+        rules, the project and cluster, the caller's access), stored nowhere: a dry run."""
         violations = check_request(request)
         if violations:
             raise InvalidRequest(violations)
@@ -84,7 +95,7 @@ class WorkloadService:
         now = self._clock()
         wire = request.to_wire()
         priority_class = request.spec.priority_class or TRAIN
-        workload = Workload(
+        return Workload(
             id=self._new_id(),
             name=request.name + (name_suffix() if request.use_given_name_as_prefix else ""),
             requested_name=request.name,
@@ -110,12 +121,6 @@ class WorkloadService:
             project_name=project.name,
             department_name=department_name,
         )
-        # Only the insert needs the write lock: the checks above read what cannot change
-        # under it (projects are never moved or deleted; the foreign key guards the rest).
-        with self._db.write() as unit:
-            unit.workloads.insert(workload)
-        self._notify(workload.id)
-        return workload
 
     def _project(self, unit: UnitOfWork, project_id: str) -> tuple[Project, str]:
         """A project and its department's name. Both never change once created (lockstep has

@@ -1,23 +1,66 @@
-"""`/api/v1/workloads/distributed`: create, get, delete, suspend and resume."""
+"""`/api/v1/workloads/distributed`: create (or, with `dryRun=true`, render), get, delete,
+suspend and resume."""
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Query
 from starlette.responses import Response
 
 from lockstep.api import views
-from lockstep.api.deps import BodyDep, CallerDep, ServicesDep, WorkloadId
+from lockstep.api.deps import BodyDep, CallerDep, Services, ServicesDep, WorkloadId
 from lockstep.api.responses import ACCEPTED, json_response, parse_body
+from lockstep.auth.tokens import Principal
+from lockstep.config import RuntimeKind
+from lockstep.domain.errors import InvalidRequest
 from lockstep.schemas.distributed import DistributedCreationRequest
 
 router = APIRouter(prefix="/api/v1/workloads/distributed", tags=["distributed"])
 
 
+DryRun = Annotated[
+    bool,
+    Query(
+        alias="dryRun",
+        description="Check and render the workload (an extension); store and run nothing.",
+    ),
+]
+RuntimeName = Annotated[
+    str | None,
+    Query(description="With dryRun: the runtime to render for (local or kubernetes)."),
+]
+
+
 @router.post("", status_code=202)
-async def create_distributed(caller: CallerDep, services: ServicesDep, body: BodyDep) -> Response:
+async def create_distributed(
+    caller: CallerDep,
+    services: ServicesDep,
+    body: BodyDep,
+    dry_run: DryRun = False,
+    runtime: RuntimeName = None,
+) -> Response:
     request = parse_body(DistributedCreationRequest, body)
+    if dry_run:
+        return await _dry_run(caller, services, request, runtime)
     workload = await services.calls.store(services.workloads.create, caller, request)
     return json_response(views.distributed_workload(workload), 202)
+
+
+async def _dry_run(
+    caller: Principal,
+    services: Services,
+    request: DistributedCreationRequest,
+    runtime: str | None,
+) -> Response:
+    """200 with what the runtime would run: the checks of a creation, nothing stored."""
+    try:
+        kind = services.runtime if runtime is None else RuntimeKind(runtime)
+    except ValueError:
+        choices = " or ".join(kind.value for kind in RuntimeKind)
+        raise InvalidRequest.of("runtime", f"must be {choices}, not {runtime!r}") from None
+    workload = await services.calls.store(services.workloads.prepare, caller, request)
+    return json_response(services.renderers[kind](workload))
 
 
 @router.get("/{workloadId}")

@@ -27,18 +27,11 @@ from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.values import ProjectValues
 from lockstep.domain.workload import PodPhase, Workload
 from lockstep.frameworks import mpi
-from lockstep.frameworks.endpoints import Endpoint
 from lockstep.runtimes.base import OOM_KILLED, PodStartError, PodStatus
 from lockstep.runtimes.local import machine, processes
 from lockstep.runtimes.local.confinement import Confined, Confinement
-from lockstep.runtimes.local.devices import gpu_environment
-from lockstep.runtimes.local.launch import (
-    LOOPBACK,
-    Launch,
-    PodIdentity,
-    launch_of,
-    resolve_references,
-)
+from lockstep.runtimes.local.launch import LOOPBACK, Launch, resolve_references
+from lockstep.runtimes.local.launches import Launches
 from lockstep.runtimes.local.logs import DEFAULT_MAX_BYTES, LogCollector, make_pipe, parse
 from lockstep.runtimes.local.ports import WorkloadPorts, allocate
 from lockstep.runtimes.local.probes import Prober
@@ -74,15 +67,18 @@ class LocalRuntime:
         self._root = root.resolve()
         self._root.mkdir(parents=True, exist_ok=True)
         self._nodes = list(nodes) if nodes else machine.nodes()
-        self._environ = dict(os.environ if environ is None else environ)
         self._now = wall_clock
         self._lock = threading.RLock()
         self._watcher = ExitWatcher(on_change)
         self._logs = LogCollector(max_bytes=log_max_bytes, clock=wall_clock)
-        self._image_environments = dict(image_environments or {})
+        self._launches = Launches(
+            self._root,
+            dict(os.environ if environ is None else environ),
+            dict(image_environments or {}),
+        )
         self._values = values or (lambda _: ProjectValues())
         self._by_uid: dict[str, PodFiles] = {}
-        self._launches: dict[Path, Launch] = {}
+        self._launched: dict[Path, Launch] = {}
         self._prober = Prober(on_change)
         self._confinement = Confinement(
             cgroup_dir=cgroup_dir, on_memory_exceeded=self._memory_exceeded
@@ -92,17 +88,7 @@ class LocalRuntime:
     # --- the Runtime interface ---------------------------------------------------------
 
     def render(self, workload: Workload, plan: ReplicaPlan) -> dict[str, Any]:
-        ports = self._read_ports(workload.id) or WorkloadPorts.placeholder(plan)
-        pods: list[dict[str, Any]] = []
-        for replica in plan.replicas:
-            try:
-                launch = self._launch(
-                    workload, plan, replica.pod_name, ports, uid="<assigned at start>"
-                )
-                pods.append(launch.to_json())
-            except PodStartError as error:
-                pods.append({"podName": replica.pod_name, "error": str(error)})
-        return {"runtime": self.name, "pods": pods}
+        return self._launches.render(workload, plan, self._read_ports(workload.id))
 
     def start(
         self,
@@ -145,7 +131,7 @@ class LocalRuntime:
                     gpu_share=str(assignment.share),
                 )
                 try:
-                    launch = self._launch(
+                    launch = self._launches.launch(
                         workload, plan, replica.pod_name, ports, uid=state.uid, on=assignment
                     )
                 except PodStartError as error:
@@ -247,8 +233,8 @@ class LocalRuntime:
         with self._lock:
             directory = self._root / workload_id
             self._logs.finish_under(directory)
-            for path in [p for p in self._launches if p.parent == directory]:
-                del self._launches[path]
+            for path in [p for p in self._launched if p.parent == directory]:
+                del self._launched[path]
             if not directory.is_dir():
                 return
             if not keep_logs:
@@ -291,43 +277,6 @@ class LocalRuntime:
             ports = allocate(plan)
             write_json(self._root / workload_id / _PORTS, ports.to_json())
         return ports
-
-    def _launch(
-        self,
-        workload: Workload,
-        plan: ReplicaPlan,
-        pod_name: str,
-        ports: WorkloadPorts,
-        *,
-        uid: str,
-        on: Assignment | None = None,
-    ) -> Launch:
-        """The launch of a pod; `on` says where it was placed (a dry run: nowhere yet)."""
-        endpoints = {name: Endpoint(LOOPBACK, port) for name, port in ports.endpoints.items()}
-        node = on.node if on is not None else "<assigned at start>"
-        identity = PodIdentity(uid=uid, name=pod_name, namespace=workload.namespace, node_name=node)
-        replica = plan.replica(pod_name)
-        runtime_env = gpu_environment(on) if on is not None else {}
-        if replica.spec.create_home_dir:
-            runtime_env["HOME"] = str(self._root / workload.id / pod_name / "home")
-        if plan.framework is DistributedFramework.MPI:
-            runtime_env |= mpi.ON_ONE_MACHINE
-            if replica.role is Role.LAUNCHER:
-                runtime_env |= mpi.paths(
-                    hostfile_path=str(self._root / workload.id / "mpi" / "hostfile"),
-                    agent_path=str(self._root / workload.id / "mpi" / "rsh"),
-                )
-        return launch_of(
-            plan,
-            replica,
-            pod=identity,
-            endpoints=endpoints,
-            inherited=self._environ,
-            project_id=workload.project_id,
-            ports=ports.containers.get(pod_name, ()),
-            runtime_env=runtime_env,
-            image_environments=self._image_environments,
-        )
 
     def _spawn(self, workload_id: str, files: PodFiles, state: PodState, launch: Launch) -> None:
         cwd = Path(launch.working_dir) if launch.working_dir else files.directory
@@ -383,9 +332,9 @@ class LocalRuntime:
 
     def _launch_in(self, files: PodFiles) -> Launch:
         """The pod's launch as written before it started (it never changes), remembered."""
-        launch = self._launches.get(files.directory)
+        launch = self._launched.get(files.directory)
         if launch is None:
-            launch = self._launches[files.directory] = Launch.from_json(read_json(files.launch))
+            launch = self._launched[files.directory] = Launch.from_json(read_json(files.launch))
         return launch
 
     def _memory_exceeded(self, uid: str) -> None:

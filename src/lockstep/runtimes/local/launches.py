@@ -1,0 +1,88 @@
+"""What each pod of a workload would be started as on this machine (its `Launch`: command,
+environment, working directory, limits) — built apart from the runtime that starts it, so
+that the API renders a dry run without a runtime of its own.
+
+Used by `LocalRuntime` (start and render) and by the API's dry run (`?dryRun=true`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lockstep.domain.cluster import Assignment
+from lockstep.domain.plan import ReplicaPlan, Role
+from lockstep.domain.workload import Workload
+from lockstep.frameworks import mpi
+from lockstep.frameworks.endpoints import Endpoint
+from lockstep.runtimes.base import PodStartError
+from lockstep.runtimes.local.devices import gpu_environment
+from lockstep.runtimes.local.launch import LOOPBACK, Launch, PodIdentity, launch_of
+from lockstep.runtimes.local.ports import WorkloadPorts
+from lockstep.schemas.distributed import DistributedFramework
+
+NOT_PLACED = "<assigned at start>"
+
+
+@dataclass(frozen=True, slots=True)
+class Launches:
+    """Launches of pods whose files live under `root` (the local runtime's directory)."""
+
+    root: Path
+    environ: Mapping[str, str]
+    """What every pod inherits (lockstep's own environment)."""
+    image_environments: Mapping[str, Path] = field(default_factory=dict)
+
+    def launch(
+        self,
+        workload: Workload,
+        plan: ReplicaPlan,
+        pod_name: str,
+        ports: WorkloadPorts,
+        *,
+        uid: str,
+        on: Assignment | None = None,
+    ) -> Launch:
+        """The launch of a pod; `on` says where it was placed (a dry run: nowhere yet)."""
+        endpoints = {name: Endpoint(LOOPBACK, port) for name, port in ports.endpoints.items()}
+        node = on.node if on is not None else NOT_PLACED
+        identity = PodIdentity(uid=uid, name=pod_name, namespace=workload.namespace, node_name=node)
+        replica = plan.replica(pod_name)
+        runtime_env = gpu_environment(on) if on is not None else {}
+        if replica.spec.create_home_dir:
+            runtime_env["HOME"] = str(self.root / workload.id / pod_name / "home")
+        if plan.framework is DistributedFramework.MPI:
+            runtime_env |= mpi.ON_ONE_MACHINE
+            if replica.role is Role.LAUNCHER:
+                runtime_env |= mpi.paths(
+                    hostfile_path=str(self.root / workload.id / "mpi" / "hostfile"),
+                    agent_path=str(self.root / workload.id / "mpi" / "rsh"),
+                )
+        return launch_of(
+            plan,
+            replica,
+            pod=identity,
+            endpoints=endpoints,
+            inherited=self.environ,
+            project_id=workload.project_id,
+            ports=ports.containers.get(pod_name, ()),
+            runtime_env=runtime_env,
+            image_environments=self.image_environments,
+        )
+
+    def render(
+        self, workload: Workload, plan: ReplicaPlan, ports: WorkloadPorts | None = None
+    ) -> dict[str, Any]:
+        """Every pod's launch, or why it cannot start (ports not allocated yet are shown as
+        placeholders)."""
+        ports = ports or WorkloadPorts.placeholder(plan)
+        pods: list[dict[str, Any]] = []
+        for replica in plan.replicas:
+            try:
+                launch = self.launch(workload, plan, replica.pod_name, ports, uid=NOT_PLACED)
+                pods.append(launch.to_json())
+            except PodStartError as error:
+                pods.append({"podName": replica.pod_name, "error": str(error)})
+        return {"runtime": "local", "pods": pods}
