@@ -15,15 +15,16 @@ from lockstep.api.calls import Calls
 from lockstep.api.deps import Services
 from lockstep.api.routes import distributed, organization, pod_logs, tokens, values, workloads
 from lockstep.assembly import bootstrap, open_core
-from lockstep.config import Settings
+from lockstep.config import RuntimeKind, Settings
 from lockstep.domain.clock import Clock, utc_now
 from lockstep.reconciler.controller import Controller, ProcessController, ThreadController
-from lockstep.rendering import renderers
+from lockstep.rendering import kubernetes_settings, renderers
 from lockstep.runtimes.base import Runtime
 from lockstep.runtimes.local import machine
 from lockstep.runtimes.local.log_reader import LocalLogReader
 from lockstep.services.nodes import NodeService
 from lockstep.services.workloads import WorkloadService
+from lockstep.store.database import Database
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,9 @@ def create_app(
     core = open_core(settings, clock=clock, group_commit=True)
     created = bootstrap(core)
     controller: Controller
-    if reconciler_process:
+    if settings.runtime is RuntimeKind.KUBERNETES:
+        controller = _cluster_controller(core.database, settings, clock=clock)
+    elif reconciler_process:
         controller = ProcessController(settings)
     else:
         controller = ThreadController(core.database, settings, clock=clock, runtime=runtime)
@@ -86,3 +89,13 @@ def create_app(
     for module in routers:
         app.include_router(module.router)
     return app
+
+
+def _cluster_controller(database: Database, settings: Settings, *, clock: Clock) -> Controller:
+    """The Kubernetes runtime's controller, on the cluster the settings name (a kubeconfig
+    that cannot be loaded stops lockstep at start-up, saying why)."""
+    from lockstep.reconciler.cluster import ClusterController
+    from lockstep.runtimes.kubernetes.cluster import KubeCluster
+
+    cluster = KubeCluster.from_config(settings.kubeconfig, settings.kube_context)
+    return ClusterController(database, cluster, settings=kubernetes_settings(settings), clock=clock)

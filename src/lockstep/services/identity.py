@@ -62,6 +62,7 @@ class IdentityService:
         """On an empty store: one cluster, department and project, and an administrator
         application. Returns None when the store was not empty."""
         with self._db.write() as unit:
+            unit.hold_start_up_lock()  # replicas starting on an empty store bootstrap once
             if unit.organization.count_clusters() or unit.identity.count_applications():
                 return None
             now = self._clock()

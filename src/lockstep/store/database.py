@@ -14,7 +14,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Connection, Engine, create_engine, event
+from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import DBAPIError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
@@ -51,14 +51,31 @@ def _no_automatic_checkpoints(dbapi_connection: Any, _record: Any) -> None:
     dbapi_connection.execute("PRAGMA wal_autocheckpoint=0")
 
 
+START_UP_LOCK = 0x6C6F636B73746571
+"""The PostgreSQL advisory lock that migrations and the first start's bootstrap hold, so
+that replicas starting together on an empty store do not both do them."""
+
+
+def hold_start_up_lock(connection: Connection) -> None:
+    """Wait for, then hold until the transaction ends, the start-up lock (PostgreSQL; SQLite's
+    write transactions already exclude each other)."""
+    if connection.dialect.name == "postgresql":
+        connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": START_UP_LOCK})
+
+
 class UnitOfWork:
     """The repositories of one transaction."""
 
     def __init__(self, connection: Connection, sealer: Sealing | None = None) -> None:
+        self._connection = connection
         self.workloads = WorkloadRepository(connection)
         self.organization = OrganizationRepository(connection)
         self.identity = IdentityRepository(connection)
         self.values = ValueRepository(connection, sealer)
+
+    def hold_start_up_lock(self) -> None:
+        """See `hold_start_up_lock`: for a start-up step that must run once among replicas."""
+        hold_start_up_lock(self._connection)
 
 
 def normalize_url(url: str) -> str:
@@ -209,6 +226,7 @@ class Database:
         config = Config()
         config.set_main_option("script_location", str(_MIGRATIONS))
         with self._translated(), self.engine.begin() as connection:
+            hold_start_up_lock(connection)  # replicas starting together migrate one by one
             config.attributes["connection"] = connection
             command.upgrade(config, revision)
 

@@ -1,0 +1,386 @@
+"""The reconcile loop of the Kubernetes runtime: for each stored workload, make the cluster
+hold what it should (the rendered manifests, applied; the job suspended or not; everything
+removed once deleted) and write back what the cluster reports (phase, pods, events).
+
+Unlike the local loop, lockstep neither places nor restarts pods here: the cluster's
+scheduler (KAI Scheduler, Volcano) gangs and places them, the Kubeflow operator restarts
+them and decides when the job has failed or succeeded. Level-triggered like the local loop:
+a pass reads the workload and the cluster afresh, so a missed wake-up is harmless. Watches
+of the jobs and pods only say which workload to look at again (see watches.py); a periodic
+resync covers the rest. Runs on a thread of the process that holds the leadership (only one
+of several lockstep replicas acts on the cluster at a time).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+
+from lockstep.domain.clock import Clock
+from lockstep.domain.errors import LockstepError
+from lockstep.domain.listing import SortOrder
+from lockstep.domain.phases import DesiredPhase, Phase, path_to
+from lockstep.domain.workload import Event, Workload, WorkloadUpdate
+from lockstep.reconciler.leader import LeaderController
+from lockstep.reconciler.observed import Recorder
+from lockstep.reconciler.queue import WorkQueue
+from lockstep.runtimes.base import PodStartError
+from lockstep.runtimes.kubernetes.cluster import Cluster
+from lockstep.runtimes.kubernetes.cluster_errors import ClusterError, ClusterForbidden
+from lockstep.runtimes.kubernetes.identity import KEEP_ON_DELETE, WORKLOAD_ID, namespace_of
+from lockstep.runtimes.kubernetes.kinds import JOB_KINDS
+from lockstep.runtimes.kubernetes.render import render
+from lockstep.runtimes.kubernetes.settings import KubernetesSettings
+from lockstep.runtimes.kubernetes.status import event, job_state, pod_status
+from lockstep.runtimes.kubernetes.watches import Watches
+from lockstep.store.change_feed import ChangeFeed
+from lockstep.store.database import Database
+from lockstep.store.leadership import leadership_of
+
+log = logging.getLogger(__name__)
+
+OWNED_KINDS: tuple[tuple[str, str], ...] = (
+    ("v1", "Service"),
+    ("networking.k8s.io/v1", "Ingress"),
+    ("v1", "ConfigMap"),
+    ("v1", "Secret"),
+    ("scheduling.volcano.sh/v1beta1", "PodGroup"),
+    ("v1", "PersistentVolumeClaim"),
+)
+"""What lockstep may create beside the job, removed with the workload (a claim labelled to
+outlive it excepted)."""
+
+EVENT_ID_NAMESPACE = uuid.UUID("6f1b7f6e-52c4-4a4e-9d7a-6b0c1c3f0c11")
+"""Events keep ids derived from the cluster's own, so one seen twice is recorded once."""
+
+
+@dataclass(frozen=True, slots=True)
+class ClusterReconcilerSettings:
+    resync_seconds: float = 30.0
+    poll_seconds: float = 1.0
+    """How soon a workload whose deletion is under way is looked at again."""
+    refused_retry_seconds: float = 30.0
+    """How soon to try again after the cluster refused (403) to create a workload's objects."""
+
+
+class ClusterReconciler:
+    def __init__(
+        self,
+        database: Database,
+        cluster: Cluster,
+        *,
+        settings: KubernetesSettings,
+        clock: Clock,
+        queue: WorkQueue,
+        loop: ClusterReconcilerSettings | None = None,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+    ) -> None:
+        self._db = database
+        self._cluster = cluster
+        self._settings = settings
+        self._clock = clock
+        self._queue = queue
+        self._loop = loop or ClusterReconcilerSettings()
+        self._recorder = Recorder(clock=clock, new_id=new_id)
+        self._thread: threading.Thread | None = None
+        self._recorded_events: dict[str, set[str]] = {}
+        """Per workload, the ids of the events already stored (read once, then kept)."""
+
+    # --- lifecycle ------------------------------------------------------------------------
+
+    def start(self) -> None:
+        self._thread = threading.Thread(target=self.run, name="lockstep-cluster", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._queue.close()
+        if self._thread is not None:
+            self._thread.join(timeout=30)
+
+    def run(self) -> None:
+        """Look at every live workload, then at each one named, until the queue closes."""
+        for workload_id in self._ids_to_reconcile():
+            self._queue.add(workload_id)
+        next_resync = time.monotonic() + self._loop.resync_seconds
+        while True:
+            keys = self._queue.take(timeout=max(next_resync - time.monotonic(), 0.0))
+            if keys is None:
+                return
+            if not keys and time.monotonic() >= next_resync:
+                keys = set(self._ids_to_reconcile())
+                next_resync = time.monotonic() + self._loop.resync_seconds
+            if keys:
+                self.run_pass(keys)
+
+    def _ids_to_reconcile(self) -> list[str]:
+        with self._db.read() as unit:
+            return unit.workloads.ids_to_reconcile()
+
+    # --- one pass -------------------------------------------------------------------------
+
+    def run_pass(self, keys: Iterable[str]) -> None:
+        """Reconcile every key and write what changed in one transaction."""
+        try:
+            with self._db.read() as unit:
+                found = unit.workloads.get_many(sorted(keys))
+        except LockstepError as error:
+            log.warning("reading workloads failed: %s; retrying", error)
+            for workload_id in keys:
+                self._queue.add_after(workload_id, 1.0)
+            return
+        changes: list[tuple[Workload, WorkloadUpdate]] = []
+        for workload in found.values():
+            try:
+                change = self.reconcile(workload)
+            except (LockstepError, ClusterError) as error:
+                log.warning("reconciling %s failed: %s; retrying", workload.id, error)
+                self._queue.add_after(workload.id, 1.0)
+            except Exception:
+                log.exception("reconciling %s failed; retrying", workload.id)
+                self._queue.add_after(workload.id, 5.0)
+            else:
+                if not change.is_empty:
+                    changes.append((workload, change))
+        self._write(changes)
+
+    def _write(self, changes: Sequence[tuple[Workload, WorkloadUpdate]]) -> None:
+        if not changes:
+            return
+        try:
+            with self._db.write(durable=False) as unit:
+                now = self._clock()
+                for workload, change in changes:
+                    unit.workloads.apply(workload, change, now)
+        except Exception:
+            log.exception("writing %d workload changes failed; retrying them", len(changes))
+            for workload, _ in changes:
+                self._recorded_events.pop(workload.id, None)
+                self._queue.add_after(workload.id, 1.0)
+
+    def reconcile(self, workload: Workload) -> WorkloadUpdate:
+        """Act on one workload through the cluster; return what to write about it."""
+        if workload.deleted_at is not None:
+            return WorkloadUpdate()
+        if workload.desired_phase is DesiredPhase.DELETED or self._due_for_deletion(workload):
+            return self._delete(workload)
+        if workload.actual_phase.is_terminal:
+            return WorkloadUpdate()
+        try:
+            job = self._ensure_applied(workload)
+        except PodStartError as error:
+            message = f"cannot run on Kubernetes: {error}"
+            return self._towards(workload, Phase.FAILED, message)
+        except ClusterForbidden as error:
+            self._queue.add_after(workload.id, self._loop.refused_retry_seconds)
+            message = f"the cluster refused to create the workload's objects: {error}"
+            return self._towards(workload, Phase.PENDING, message)
+        return self._observe(workload, job)
+
+    # --- desired: Running or Stopped -------------------------------------------------------
+
+    def _ensure_applied(self, workload: Workload) -> dict[str, Any] | None:
+        """Apply the rendered manifests when the job is missing or its suspension differs
+        from what the user wants; the job as the cluster holds it afterwards."""
+        manifests = render(workload, workload.plan(), self._settings)
+        kind = JOB_KINDS[workload.framework]
+        wanted = next(m for m in manifests if m["kind"] == kind.kind)
+        job = self._cluster.get(
+            wanted["apiVersion"], wanted["kind"], namespace_of(workload), workload.name
+        )
+        if job is not None and _suspended(job) == _suspended(wanted):
+            return job
+        self._ensure_namespace(namespace_of(workload))
+        for manifest in manifests:
+            if _outlives_workload(manifest) and self._exists(manifest):
+                continue  # a claim kept from an earlier workload: used as it is
+            applied = self._cluster.apply(manifest)
+            if manifest is wanted:
+                job = applied
+        return job
+
+    def _exists(self, manifest: dict[str, Any]) -> bool:
+        metadata = manifest["metadata"]
+        found = self._cluster.get(
+            manifest["apiVersion"], manifest["kind"], metadata.get("namespace"), metadata["name"]
+        )
+        return found is not None
+
+    def _ensure_namespace(self, namespace: str) -> None:
+        if self._cluster.get("v1", "Namespace", None, namespace) is None:
+            self._cluster.apply(
+                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
+            )
+
+    def _observe(self, workload: Workload, job: dict[str, Any] | None) -> WorkloadUpdate:
+        namespace = namespace_of(workload)
+        pod_objects, _ = self._cluster.list(
+            "v1", "Pod", namespace, labels={WORKLOAD_ID: workload.id}
+        )
+        statuses = [pod_status(pod) for pod in pod_objects]
+        state = job_state(job, statuses)
+        target = state.phase
+        if workload.desired_phase is DesiredPhase.STOPPED and not target.is_terminal:
+            target = Phase.STOPPED if target is Phase.STOPPED else Phase.STOPPING
+        elif target is Phase.STOPPED:
+            target = Phase.PENDING  # resumed, the operator has not cleared Suspended yet
+        change = self._towards(workload, target, state.message)
+        with self._db.read() as unit:
+            known = {pod.name: pod for pod in unit.workloads.pods(workload.id, deleted=False)}
+        change.pods, change.events = self._recorder.pod_changes(workload, statuses, known)
+        change.events += self._new_events(
+            workload, names={workload.name, *known, *(s.name for s in statuses)}
+        )
+        if change.phase is not None and change.phase.is_terminal:
+            change.auto_delete_at = self._auto_delete_at(workload)
+        if change.phase is not None and change.phase != target:
+            self._queue.add(workload.id)  # more steps to go
+        return change
+
+    def _towards(self, workload: Workload, target: Phase, message: str) -> WorkloadUpdate:
+        """The next one or two steps from the workload's phase toward `target` (the cluster
+        may be several steps on from what was last written)."""
+        change = WorkloadUpdate()
+        steps = path_to(workload.actual_phase, target)
+        if len(steps) >= 2:
+            change.through, change.phase = steps[0], steps[1]
+        elif steps:
+            change.phase = steps[0]
+        if change.phase is not None or message != workload.phase_message:
+            change.phase = change.phase or workload.actual_phase
+            change.message = message
+        return change
+
+    def _new_events(self, workload: Workload, *, names: set[str]) -> list[Event]:
+        """The cluster's events about the job and its pods that are not stored yet."""
+        recorded = self._recorded_events.get(workload.id)
+        if recorded is None:
+            with self._db.read() as unit:
+                stored = unit.workloads.events(
+                    workload.id, offset=0, limit=10_000, order=SortOrder.ASC
+                )
+            recorded = self._recorded_events[workload.id] = {e.id for e in stored}
+        items, _ = self._cluster.list("v1", "Event", namespace_of(workload), labels={})
+        found: list[Event] = []
+        for item in items:
+            involved = item.get("involvedObject") or {}
+            if involved.get("name") not in names:
+                continue
+            key = str((item.get("metadata") or {}).get("uid") or item["metadata"]["name"])
+            event_id = str(uuid.uuid5(EVENT_ID_NAMESPACE, f"{workload.id}/{key}"))
+            if event_id in recorded:
+                continue
+            recorded.add(event_id)
+            observed = event(item, workload_id=workload.id, now=self._clock())
+            found.append(replace(observed, id=event_id))
+        return found
+
+    def _auto_delete_at(self, workload: Workload) -> datetime | None:
+        seconds = (workload.request.get("spec") or {}).get("autoDeletionTimeAfterCompletionSeconds")
+        if seconds is None:
+            return None
+        self._queue.add_after(workload.id, float(seconds))
+        return self._clock() + timedelta(seconds=seconds)
+
+    def _due_for_deletion(self, workload: Workload) -> bool:
+        if workload.auto_delete_at is None:
+            return False
+        remaining = (workload.auto_delete_at - self._clock()).total_seconds()
+        if remaining > 0:
+            self._queue.add_after(workload.id, remaining)
+        return remaining <= 0
+
+    # --- desired: Deleted -----------------------------------------------------------------
+
+    def _delete(self, workload: Workload) -> WorkloadUpdate:
+        """Remove the job (its pods first: foreground) and everything lockstep created for
+        it; the workload is gone once the cluster holds none of it."""
+        change = WorkloadUpdate()
+        if workload.actual_phase is not Phase.DELETING and Phase.DELETING in path_to(
+            workload.actual_phase, Phase.DELETING
+        ):
+            change.phase, change.message = Phase.DELETING, "deleting the job and its pods"
+        namespace = namespace_of(workload)
+        kind = JOB_KINDS[workload.framework]
+        job_gone = not self._cluster.delete(kind.api_version, kind.kind, namespace, workload.name)
+        labels = {WORKLOAD_ID: workload.id}
+        for api_version, object_kind in OWNED_KINDS:
+            items, _ = self._cluster.list(api_version, object_kind, namespace, labels=labels)
+            for item in items:
+                metadata = item.get("metadata") or {}
+                if (metadata.get("labels") or {}).get(KEEP_ON_DELETE) == "true":
+                    continue
+                self._cluster.delete(api_version, object_kind, namespace, metadata["name"])
+        pods, _ = self._cluster.list("v1", "Pod", namespace, labels=labels)
+        if job_gone and not pods:
+            change.deleted = True
+            self._recorded_events.pop(workload.id, None)
+        else:
+            self._queue.add_after(workload.id, self._loop.poll_seconds)
+        return change
+
+
+def _outlives_workload(manifest: dict[str, Any]) -> bool:
+    labels = (manifest.get("metadata") or {}).get("labels") or {}
+    return bool(labels.get(KEEP_ON_DELETE) == "true")
+
+
+def _suspended(job: dict[str, Any]) -> bool:
+    return bool(((job.get("spec") or {}).get("runPolicy") or {}).get("suspend"))
+
+
+class ClusterWork:
+    """What the leader runs for the Kubernetes runtime: the reconcile loop, woken by the
+    watches of the cluster's jobs and pods and by the API's changes (through `queue`)."""
+
+    def __init__(self, reconciler: ClusterReconciler, watches: Watches) -> None:
+        self._reconciler = reconciler
+        self._watches = watches
+
+    def start(self) -> None:
+        self._reconciler.start()
+        self._watches.start()
+
+    def stop(self) -> None:
+        self._watches.stop()
+        self._reconciler.stop()
+
+
+class ClusterController:
+    """The Kubernetes runtime's controller: this process reconciles the cluster while it
+    holds the store's leadership (see leader.py), and tells the leader of every change."""
+
+    def __init__(
+        self,
+        database: Database,
+        cluster: Cluster,
+        *,
+        settings: KubernetesSettings,
+        clock: Clock,
+        loop: ClusterReconcilerSettings | None = None,
+    ) -> None:
+        self.cluster = cluster
+
+        def act(queue: WorkQueue) -> ClusterWork:
+            reconciler = ClusterReconciler(
+                database, cluster, settings=settings, clock=clock, queue=queue, loop=loop
+            )
+            return ClusterWork(reconciler, Watches(cluster, queue.add))
+
+        feed = None if database.is_sqlite else ChangeFeed(database)
+        self.leader = LeaderController(leadership_of(database), act, feed=feed)
+
+    def start(self) -> None:
+        self.leader.start()
+
+    def notify(self, workload_id: str) -> None:
+        self.leader.notify(workload_id)
+
+    def stop(self) -> None:
+        self.leader.stop()
+        self.cluster.close()

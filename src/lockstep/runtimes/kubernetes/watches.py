@@ -1,0 +1,87 @@
+"""Watches of the jobs and pods lockstep created on the cluster, each change turned into the
+id of the workload to look at again (the object's `lockstep.io/workload-id` label).
+
+The watches only wake the reconciler up; it reads what it needs afresh. A watch resumes from
+the last resourceVersion it saw, and across a 410 Gone the cluster client lists again and
+reports the difference (see `Cluster.watch`), so no change is lost. A kind the cluster does
+not serve (an operator not installed) is retried now and then, and said so in the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+
+from lockstep.runtimes.kubernetes.cluster import Cluster, Manifest, WatchEventType
+from lockstep.runtimes.kubernetes.cluster_errors import ClusterError
+from lockstep.runtimes.kubernetes.identity import MANAGED_BY, MANAGER, WORKLOAD_ID
+from lockstep.runtimes.kubernetes.kinds import JOB_KINDS
+
+log = logging.getLogger(__name__)
+
+WATCHED: tuple[tuple[str, str], ...] = (
+    *sorted({(kind.api_version, kind.kind) for kind in JOB_KINDS.values()}),
+    ("v1", "Pod"),
+)
+"""Every kind whose changes can change a workload's phase, pods or events."""
+
+
+class Watches:
+    def __init__(
+        self,
+        cluster: Cluster,
+        on_change: Callable[[str], None],
+        *,
+        window_seconds: float = 5.0,
+        retry_seconds: float = 5.0,
+    ) -> None:
+        """`window_seconds`: how long one watch request lasts (the watch is asked again,
+        from where it was, after each: also how soon `stop` takes effect)."""
+        self._cluster = cluster
+        self._on_change = on_change
+        self._window = window_seconds
+        self._retry = retry_seconds
+        self._stopping = threading.Event()
+
+    def start(self) -> None:
+        for api_version, kind in WATCHED:
+            thread = threading.Thread(
+                target=self._watch, args=(api_version, kind), name=f"watch-{kind}", daemon=True
+            )
+            thread.start()
+
+    def stop(self) -> None:
+        """Stop watching, without waiting: a watch request under way ends with its window
+        (what it reports meanwhile goes to a reconciler that has stopped, and is dropped)."""
+        self._stopping.set()
+
+    def _watch(self, api_version: str, kind: str) -> None:
+        held: dict[str, Manifest] = {}
+        version: str | None = None
+        while not self._stopping.is_set():
+            try:
+                for change in self._cluster.watch(
+                    api_version,
+                    kind,
+                    None,
+                    labels={MANAGED_BY: MANAGER},
+                    resource_version=version,
+                    known=list(held.values()),
+                    timeout_seconds=self._window,
+                ):
+                    metadata = change.object.get("metadata") or {}
+                    key = str(metadata.get("uid") or f"{change.namespace}/{change.name}")
+                    if change.type is WatchEventType.DELETED:
+                        held.pop(key, None)
+                    else:
+                        held[key] = change.object
+                    version = change.resume_version or None
+                    workload_id = (metadata.get("labels") or {}).get(WORKLOAD_ID)
+                    if workload_id:
+                        self._on_change(str(workload_id))
+                    if self._stopping.is_set():
+                        return
+            except ClusterError as error:
+                log.warning("watching %s failed: %s; trying again", kind, error)
+                self._stopping.wait(self._retry)

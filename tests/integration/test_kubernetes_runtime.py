@@ -1,0 +1,197 @@
+"""The Kubernetes runtime end to end through the API, against the fake API server over real
+HTTP (Kubernetes cannot run here): a submitted workload becomes a Kubeflow job in its
+project's namespace; the test then acts as the operator and the kubelet (pods, conditions,
+events) and sees the phase, pods and events in the API; suspend, resume and delete reach the
+cluster; a refusal by the cluster (403) is shown as the workload's condition."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lockstep.config import RuntimeKind, Settings
+from tests.conftest import in_process, make_settings
+from tests.support.api import Api, poll
+from tests.support.fake_kubernetes import FakeKubernetes
+from tests.support.requests import distributed
+
+NAMESPACE = "runai-default"
+PYTORCH = ("kubeflow.org/v1", "pytorchjobs")
+
+
+@pytest.fixture
+def cluster() -> Iterator[FakeKubernetes]:
+    with FakeKubernetes() as fake:
+        yield fake
+
+
+@pytest.fixture
+def kube_settings(tmp_path: Path, database_url: str, cluster: FakeKubernetes) -> Settings:
+    kubeconfig = cluster.write_kubeconfig(tmp_path / "kubeconfig")
+    return make_settings(tmp_path / "data", database_url).model_copy(
+        update={"runtime": RuntimeKind.KUBERNETES, "kubeconfig": kubeconfig}
+    )
+
+
+@pytest.fixture
+def api(kube_settings: Settings) -> Iterator[Api]:
+    with in_process(kube_settings) as client:
+        yield Api.login(client)
+
+
+def job_of(cluster: FakeKubernetes, name: str) -> dict[str, Any]:
+    return poll(
+        lambda: cluster.get(*PYTORCH, NAMESPACE, name),
+        what=f"the PyTorchJob {name} on the cluster",
+        timeout=20,
+    )
+
+
+def start_pods(cluster: FakeKubernetes, job: dict[str, Any], *, node: str = "node-a") -> None:
+    """What the operator and the kubelet do: a running pod for every replica."""
+    for replica_type, replica in job["spec"]["pytorchReplicaSpecs"].items():
+        for index in range(replica["replicas"]):
+            template = copy.deepcopy(replica["template"])
+            name = f"{job['metadata']['name']}-{replica_type.lower()}-{index}"
+            labels = {
+                **template["metadata"].get("labels", {}),
+                "training.kubeflow.org/replica-type": replica_type.lower(),
+                "training.kubeflow.org/replica-index": str(index),
+            }
+            cluster.create(
+                {
+                    "apiVersion": "v1",
+                    "kind": "Pod",
+                    "metadata": {"name": name, "namespace": NAMESPACE, "labels": labels},
+                    "spec": {**template["spec"], "nodeName": node},
+                    "status": {
+                        "phase": "Running",
+                        "podIP": f"10.0.0.{10 + index}",
+                        "startTime": "2026-11-30T12:00:00Z",
+                        "conditions": [
+                            {"type": "PodScheduled", "status": "True"},
+                            {"type": "Ready", "status": "True"},
+                        ],
+                        "containerStatuses": [{"restartCount": 0, "state": {"running": {}}}],
+                    },
+                }
+            )
+
+
+def phase(api: Api, workload_id: str) -> str:
+    return str(api.workload(workload_id)["phase"])
+
+
+def test_a_workload_runs_as_a_job_and_its_pods_and_events_are_reported(
+    api: Api, cluster: FakeKubernetes
+) -> None:
+    created = api.create(distributed(api.cluster_id(), name="train", workers=2))
+    workload_id = created["workloadId"]
+    job = job_of(cluster, "train")
+    assert job["spec"]["runPolicy"].get("suspend") in (None, False)
+    assert cluster.get("v1", "namespaces", None, NAMESPACE) is not None
+    assert api.wait_for(workload_id, ["Pending"], timeout=20)
+
+    start_pods(cluster, job)
+    cluster.set_conditions(*PYTORCH, NAMESPACE, "train", [("Created", "True"), ("Running", "True")])
+    master = cluster.get("v1", "pods", NAMESPACE, "train-master-0")
+    assert master is not None
+    cluster.add_event(master, reason="Pulled", message="pulled image python:3.11")
+    api.wait_for(workload_id, ["Running"], timeout=20)
+
+    pods = api.get(f"/api/v1/workloads/{workload_id}/pods").json()["pods"]
+    assert sorted(p["name"] for p in pods) == ["train-master-0", "train-worker-0", "train-worker-1"]
+    assert {p["nodeName"] for p in pods} == {"node-a"}
+    events = poll(
+        lambda: (
+            [
+                e
+                for e in api.get(f"/api/v1/workloads/{workload_id}/events").json()["events"]
+                if e["reason"] == "Pulled"
+            ]
+            or None
+        ),
+        what="the cluster's event in the workload's events",
+        timeout=20,
+    )
+    assert len(events) == 1 and events[0]["message"] == "pulled image python:3.11"
+
+    cluster.set_conditions(
+        *PYTORCH,
+        NAMESPACE,
+        "train",
+        [("Created", "True"), ("Running", "False"), ("Succeeded", "True")],
+    )
+    api.wait_for(workload_id, ["Completed"], timeout=20)
+    records = api.get(f"/api/v1/workloads/{workload_id}/history").json()["records"]
+    phases = [r["spec"]["phaseUpdate"]["phase"] for r in records if "phaseUpdate" in r["spec"]]
+    # The cluster went from created to running between two looks: each step is recorded.
+    assert phases == ["Creating", "Pending", "Initializing", "Running", "Completed"]
+
+
+def test_suspend_resume_and_delete_reach_the_cluster(api: Api, cluster: FakeKubernetes) -> None:
+    created = api.create(distributed(api.cluster_id(), name="paused", workers=1))
+    workload_id = created["workloadId"]
+    job = job_of(cluster, "paused")
+    start_pods(cluster, job)
+    cluster.set_conditions(
+        *PYTORCH, NAMESPACE, "paused", [("Created", "True"), ("Running", "True")]
+    )
+    api.wait_for(workload_id, ["Running"], timeout=20)
+
+    assert api.post(f"/api/v1/workloads/distributed/{workload_id}/suspend").status_code == 202
+    poll(
+        lambda: (
+            (cluster.get(*PYTORCH, NAMESPACE, "paused") or {})["spec"]["runPolicy"].get("suspend")
+            or None
+        ),
+        what="the job suspended on the cluster",
+        timeout=20,
+    )
+    for pod in ("paused-master-0", "paused-worker-0"):
+        cluster.delete("v1", "pods", NAMESPACE, pod)
+    cluster.set_conditions(
+        *PYTORCH, NAMESPACE, "paused", [("Created", "True"), ("Suspended", "True")]
+    )
+    api.wait_for(workload_id, ["Stopped"], timeout=20)
+
+    assert api.post(f"/api/v1/workloads/distributed/{workload_id}/resume").status_code == 202
+    poll(
+        lambda: (
+            not (cluster.get(*PYTORCH, NAMESPACE, "paused") or {})["spec"]["runPolicy"].get(
+                "suspend"
+            )
+            or None
+        ),
+        what="the job resumed on the cluster",
+        timeout=20,
+    )
+
+    assert api.delete(f"/api/v1/workloads/distributed/{workload_id}").status_code == 202
+    api.wait_gone(workload_id, timeout=20)
+    assert cluster.get(*PYTORCH, NAMESPACE, "paused") is None
+
+
+def test_a_refusal_by_the_cluster_is_the_workloads_condition(
+    api: Api, cluster: FakeKubernetes
+) -> None:
+    cluster.fail(
+        f"/apis/kubeflow.org/v1/namespaces/{NAMESPACE}/pytorchjobs",
+        403,
+        times=100,
+        method="PATCH",
+        message='pytorchjobs.kubeflow.org "denied" is forbidden: User "lockstep" cannot patch',
+    )
+    created = api.create(distributed(api.cluster_id(), name="denied", workers=1))
+
+    def refused() -> dict[str, Any] | None:
+        workload = api.workload(created["workloadId"])
+        return workload if workload["phaseMessage"] else None
+
+    workload = poll(refused, what="the cluster's refusal as the phase message", timeout=20)
+    assert workload["phase"] == "Pending"
+    assert "forbidden" in workload["phaseMessage"] and "cannot patch" in workload["phaseMessage"]
