@@ -195,3 +195,53 @@ def test_a_refusal_by_the_cluster_is_the_workloads_condition(
     workload = poll(refused, what="the cluster's refusal as the phase message", timeout=20)
     assert workload["phase"] == "Pending"
     assert "forbidden" in workload["phaseMessage"] and "cannot patch" in workload["phaseMessage"]
+
+
+def test_pod_logs_come_from_the_cluster(api: Api, cluster: FakeKubernetes) -> None:
+    created = api.create(distributed(api.cluster_id(), name="talk", workers=1))
+    workload_id = created["workloadId"]
+    start_pods(cluster, job_of(cluster, "talk"))
+    cluster.set_conditions(*PYTORCH, NAMESPACE, "talk", [("Created", "True"), ("Running", "True")])
+    api.wait_for(workload_id, ["Running"], timeout=20)
+    cluster.append_log(NAMESPACE, "talk-master-0", "step 0", "step 1", "step 2")
+    path = f"/api/v1/workloads/{workload_id}/pods/talk-master-0/logs"
+    assert api.get(path).text == "step 0\nstep 1\nstep 2\n"
+    assert api.get(path, params={"tailLines": 1}).text == "step 2\n"
+    stamped = api.get(path, params={"timestamps": "true", "tailLines": 1}).text
+    assert stamped.endswith(" step 2\n") and stamped[:4] == "2026"
+
+
+def test_nodes_are_the_clusters_with_what_lockstep_pods_hold(
+    api: Api, cluster: FakeKubernetes
+) -> None:
+    for name, pool, gpus in (("gpu-a", "a100", "4"), ("cpu-b", "default", "0")):
+        cluster.create(
+            {
+                "apiVersion": "v1",
+                "kind": "Node",
+                "metadata": {"name": name, "labels": {"kai.scheduler/node-pool": pool}},
+                "spec": {"taints": [{"key": "gpu", "effect": "NoSchedule"}] if gpus != "0" else []},
+                "status": {
+                    "allocatable": {"cpu": "32", "memory": "256Gi", "nvidia.com/gpu": gpus},
+                    "conditions": [{"type": "Ready", "status": "True"}],
+                },
+            }
+        )
+    request = distributed(
+        api.cluster_id(),
+        name="held",
+        workers=1,
+        compute={"gpuDevicesRequest": 2, "cpuCoreRequest": 4},
+    )
+    created = api.create(request)
+    start_pods(cluster, job_of(cluster, "held"), node="gpu-a")
+    api.wait_for(created["workloadId"], ["Initializing", "Pending"], timeout=20)
+    listed = api.get(f"/api/v1/clusters/{api.cluster_id()}/nodes").json()["nodes"]
+    nodes = {n["name"]: n for n in listed}
+    gpu = nodes["gpu-a"]
+    assert gpu["nodePool"] == "a100" and gpu["status"] == "Ready"
+    assert gpu["capacity"] == {"cpuCores": "32", "memory": "256Gi", "gpus": 4}
+    assert gpu["taints"] == [{"key": "gpu", "value": "", "effect": "NoSchedule"}]
+    # master and worker, 2 GPUs and 4 cores each
+    assert gpu["allocated"]["gpus"] == "4" and gpu["allocated"]["cpuCores"] == "8"
+    assert nodes["cpu-b"]["allocated"]["gpus"] == "0" and nodes["cpu-b"]["capacity"]["gpus"] == 0

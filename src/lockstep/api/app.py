@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass
 
 from fastapi import FastAPI
 
@@ -19,10 +20,10 @@ from lockstep.config import RuntimeKind, Settings
 from lockstep.domain.clock import Clock, utc_now
 from lockstep.reconciler.controller import Controller, ProcessController, ThreadController
 from lockstep.rendering import kubernetes_settings, renderers
-from lockstep.runtimes.base import Runtime
+from lockstep.runtimes.base import PodLogs, Runtime
 from lockstep.runtimes.local import machine
 from lockstep.runtimes.local.log_reader import LocalLogReader
-from lockstep.services.nodes import NodeService
+from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
 from lockstep.services.workloads import WorkloadService
 from lockstep.store.database import Database
 
@@ -40,13 +41,20 @@ def create_app(
     child process (as `lockstep serve` runs them); otherwise on a thread of this process."""
     core = open_core(settings, clock=clock, group_commit=True)
     created = bootstrap(core)
-    controller: Controller
     if settings.runtime is RuntimeKind.KUBERNETES:
-        controller = _cluster_controller(core.database, settings, clock=clock)
-    elif reconciler_process:
-        controller = ProcessController(settings)
+        parts = _on_a_cluster(core.database, settings, clock=clock)
     else:
-        controller = ThreadController(core.database, settings, clock=clock, runtime=runtime)
+        controller: Controller
+        if reconciler_process:
+            controller = ProcessController(settings)
+        else:
+            controller = ThreadController(core.database, settings, clock=clock, runtime=runtime)
+        parts = _Parts(
+            controller,
+            nodes=LocalNodes(core.database, machine.nodes(settings.nodes)),
+            logs=LocalLogReader(settings.runtime_dir),
+        )
+    controller = parts.controller
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -70,10 +78,10 @@ def create_app(
         organization=core.organization,
         identity=core.identity,
         values=core.values,
-        nodes=NodeService(core.database, core.organization, machine.nodes(settings.nodes)),
+        nodes=NodeService(core.organization, parts.nodes),
         tokens=core.tokens,
         calls=Calls(core.database),
-        logs=LocalLogReader(settings.runtime_dir),
+        logs=parts.logs,
         renderers=renderers(settings),
         runtime=settings.runtime,
         image_environments=settings.image_environments,
@@ -91,11 +99,32 @@ def create_app(
     return app
 
 
-def _cluster_controller(database: Database, settings: Settings, *, clock: Clock) -> Controller:
-    """The Kubernetes runtime's controller, on the cluster the settings name (a kubeconfig
-    that cannot be loaded stops lockstep at start-up, saying why)."""
+@dataclass(frozen=True, slots=True)
+class _Parts:
+    """What depends on the runtime: who reconciles, where nodes and pod logs come from."""
+
+    controller: Controller
+    nodes: NodeSource
+    logs: PodLogs
+
+
+def _on_a_cluster(database: Database, settings: Settings, *, clock: Clock) -> _Parts:
+    """The Kubernetes runtime on the cluster the settings name (a kubeconfig that cannot be
+    loaded stops lockstep at start-up, saying why)."""
     from lockstep.reconciler.cluster import ClusterController
     from lockstep.runtimes.kubernetes.cluster import KubeCluster
+    from lockstep.runtimes.kubernetes.logs import ClusterLogReader
+    from lockstep.runtimes.kubernetes.nodes import ClusterNodes
 
     cluster = KubeCluster.from_config(settings.kubeconfig, settings.kube_context)
-    return ClusterController(database, cluster, settings=kubernetes_settings(settings), clock=clock)
+
+    def namespace_of(workload_id: str) -> str | None:
+        with database.read() as unit:
+            workload = unit.workloads.get(workload_id, include_deleted=True)
+        return None if workload is None else workload.namespace
+
+    return _Parts(
+        ClusterController(database, cluster, settings=kubernetes_settings(settings), clock=clock),
+        nodes=ClusterNodes(cluster, pool_label=settings.kube_node_pool_label),
+        logs=ClusterLogReader(cluster, namespace_of=namespace_of, clock=clock),
+    )

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from lockstep.domain.clock import iso
+from lockstep.domain.cluster import NodeUse
 from lockstep.domain.organization import Cluster, Department, Project
 from lockstep.domain.phases import Phase
 from lockstep.domain.plan import ReplicaPlan
@@ -19,7 +20,6 @@ from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.values import ConfigMap, Secret
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
 from lockstep.runtimes.local.launch import environment_for_image
-from lockstep.services.nodes import NodeUse
 from lockstep.store.workloads import WORKLOAD_TYPE
 
 TENANT_ID = 1
@@ -348,7 +348,7 @@ def node(use: NodeUse) -> dict[str, Any]:
         "nodePool": n.pool,
         "labels": dict(n.labels),
         "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints],
-        "status": "Ready",
+        "status": "Ready" if use.ready else "NotReady",
         "capacity": {
             "cpuCores": _amount(n.cpu),
             "memory": binary_quantity(int(n.memory)),

@@ -44,6 +44,18 @@ class Node:
 
 
 @dataclass(frozen=True, slots=True)
+class NodeUse:
+    """A node and what the workloads hold of it."""
+
+    node: Node
+    cpu: Decimal
+    memory: Decimal
+    gpus: Mapping[int, Decimal]
+    """Device index → the share of it that is held."""
+    ready: bool = True
+
+
+@dataclass(frozen=True, slots=True)
 class Assignment:
     """Where a pod runs: its node, its GPU devices, and the share of each device it holds
     (1 for whole devices)."""
