@@ -66,6 +66,9 @@ def test_the_follower_takes_over_when_the_leader_dies(postgres_url: str, tmp_pat
                 *PYTORCH, NAMESPACE, "before", [("Created", "True"), ("Failed", "True")]
             )
             api.wait_for(old["workloadId"], ["Failed"], timeout=20)
+            jobs = f"/apis/kubeflow.org/v1/namespaces/{NAMESPACE}/pytorchjobs"
+            for name in ("before", "after"):  # neither leader applied a job twice
+                assert len(cluster.requests_to("PATCH", f"{jobs}/{name}")) == 1, name
         finally:
             first.stop(signal.SIGKILL)
             if second is not None:

@@ -245,3 +245,53 @@ def test_nodes_are_the_clusters_with_what_lockstep_pods_hold(
     # master and worker, 2 GPUs and 4 cores each
     assert gpu["allocated"]["gpus"] == "4" and gpu["allocated"]["cpuCores"] == "8"
     assert nodes["cpu-b"]["allocated"]["gpus"] == "0" and nodes["cpu-b"]["capacity"]["gpus"] == 0
+
+
+def test_an_event_alone_reaches_the_workload(api: Api, cluster: FakeKubernetes) -> None:
+    """Nothing else changes: the watch of events wakes the reconciler (its resync is 30 s)."""
+    created = api.create(distributed(api.cluster_id(), name="quiet", workers=1))
+    workload_id = created["workloadId"]
+    start_pods(cluster, job_of(cluster, "quiet"))
+    cluster.set_conditions(*PYTORCH, NAMESPACE, "quiet", [("Created", "True"), ("Running", "True")])
+    api.wait_for(workload_id, ["Running"], timeout=20)
+    worker = cluster.get("v1", "pods", NAMESPACE, "quiet-worker-0")
+    assert worker is not None
+    cluster.add_event(worker, reason="Unhealthy", message="readiness probe failed", type_="Warning")
+
+    def warned() -> list[dict[str, Any]] | None:
+        listed = api.get(f"/api/v1/workloads/{workload_id}/events").json()["events"]
+        return [e for e in listed if e["reason"] == "Unhealthy"] or None
+
+    (seen,) = poll(warned, what="the event in the workload's events", timeout=10)
+    assert seen["type"] == "Warning" and seen["involvedObject"]["name"] == "quiet-worker-0"
+
+
+def test_the_runtime_rides_out_throttling_conflicts_and_a_compacted_history(
+    api: Api, cluster: FakeKubernetes
+) -> None:
+    """Apply answered 429 then 409 (retried with backoff), and the watches' history compacted
+    away (410 Gone: they list again): the workload still starts and its changes still arrive."""
+    jobs = f"/apis/kubeflow.org/v1/namespaces/{NAMESPACE}/pytorchjobs"
+    cluster.fail(jobs, 429, times=1, method="PATCH", retry_after=0.1)
+    cluster.fail(jobs, 409, times=1, method="PATCH")
+    created = api.create(distributed(api.cluster_id(), name="bumpy", workers=1))
+    job = job_of(cluster, "bumpy")
+    before = len(cluster.requests)
+    cluster.compact()
+    cluster.end_watches()  # they come back from a version compacted away: 410 Gone
+    start_pods(cluster, job)
+    cluster.set_conditions(*PYTORCH, NAMESPACE, "bumpy", [("Created", "True"), ("Running", "True")])
+    api.wait_for(created["workloadId"], ["Running"], timeout=20)
+
+    def relisted() -> bool | None:
+        return (
+            any(
+                r.method == "GET" and r.path == "/api/v1/pods" and r.param("watch") is None
+                for r in cluster.requests[before:]
+            )
+            or None
+        )
+
+    poll(relisted, what="the pod watch to list again after its history was compacted", timeout=20)
+    applies = [r.status for r in cluster.requests_to("PATCH", f"{jobs}/bumpy")]
+    assert applies == [429, 409, 201]  # retried, then created: applied once

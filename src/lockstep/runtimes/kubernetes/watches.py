@@ -1,5 +1,6 @@
-"""Watches of the jobs and pods lockstep created on the cluster, each change turned into the
-id of the workload to look at again (the object's `lockstep.io/workload-id` label).
+"""Watches of the jobs and pods lockstep created on the cluster, and of the events about them,
+each change turned into the id of the workload to look at again (the object's
+`lockstep.io/workload-id` label; for an event, the workload of the object it is about).
 
 The watches only wake the reconciler up; it reads what it needs afresh. A watch resumes from
 the last resourceVersion it saw, and across a 410 Gone the cluster client lists again and
@@ -20,11 +21,11 @@ from lockstep.runtimes.kubernetes.kinds import JOB_KINDS
 
 log = logging.getLogger(__name__)
 
-WATCHED: tuple[tuple[str, str], ...] = (
+LABELLED: tuple[tuple[str, str], ...] = (
     *sorted({(kind.api_version, kind.kind) for kind in JOB_KINDS.values()}),
     ("v1", "Pod"),
 )
-"""Every kind whose changes can change a workload's phase, pods or events."""
+"""The kinds lockstep creates (and labels) whose changes can change a workload's phase or pods."""
 
 
 class Watches:
@@ -43,20 +44,53 @@ class Watches:
         self._window = window_seconds
         self._retry = retry_seconds
         self._stopping = threading.Event()
+        self._owners: dict[str, str] = {}
+        """uid of a job or pod → its workload's id, for the events about it."""
 
     def start(self) -> None:
-        for api_version, kind in WATCHED:
-            thread = threading.Thread(
-                target=self._watch, args=(api_version, kind), name=f"watch-{kind}", daemon=True
-            )
-            thread.start()
+        for api_version, kind in LABELLED:
+            self._spawn(api_version, kind, {MANAGED_BY: MANAGER}, self._labelled)
+        self._spawn("v1", "Event", None, self._about)
+
+    def _spawn(
+        self,
+        api_version: str,
+        kind: str,
+        labels: dict[str, str] | None,
+        workload_of: Callable[[Manifest], str | None],
+    ) -> None:
+        thread = threading.Thread(
+            target=self._watch,
+            args=(api_version, kind, labels, workload_of),
+            name=f"watch-{kind}",
+            daemon=True,
+        )
+        thread.start()
+
+    def _labelled(self, item: Manifest) -> str | None:
+        metadata = item.get("metadata") or {}
+        workload_id = (metadata.get("labels") or {}).get(WORKLOAD_ID)
+        if workload_id is not None and metadata.get("uid"):
+            self._owners[str(metadata["uid"])] = str(workload_id)
+        return None if workload_id is None else str(workload_id)
+
+    def _about(self, event: Manifest) -> str | None:
+        """The workload of the job or pod an event is about (None: not one of lockstep's)."""
+        involved = event.get("involvedObject") or event.get("regarding") or {}
+        return self._owners.get(str(involved.get("uid")))
 
     def stop(self) -> None:
         """Stop watching, without waiting: a watch request under way ends with its window
         (what it reports meanwhile goes to a reconciler that has stopped, and is dropped)."""
         self._stopping.set()
 
-    def _watch(self, api_version: str, kind: str) -> None:
+    def _watch(
+        self,
+        api_version: str,
+        kind: str,
+        labels: dict[str, str] | None,
+        workload_of: Callable[[Manifest], str | None],
+    ) -> None:
         held: dict[str, Manifest] = {}
         version: str | None = None
         while not self._stopping.is_set():
@@ -65,7 +99,7 @@ class Watches:
                     api_version,
                     kind,
                     None,
-                    labels={MANAGED_BY: MANAGER},
+                    labels=labels,
                     resource_version=version,
                     known=list(held.values()),
                     timeout_seconds=self._window,
@@ -74,12 +108,13 @@ class Watches:
                     key = str(metadata.get("uid") or f"{change.namespace}/{change.name}")
                     if change.type is WatchEventType.DELETED:
                         held.pop(key, None)
+                        self._owners.pop(key, None)
                     else:
                         held[key] = change.object
                     version = change.resume_version or None
-                    workload_id = (metadata.get("labels") or {}).get(WORKLOAD_ID)
-                    if workload_id:
-                        self._on_change(str(workload_id))
+                    workload_id = workload_of(change.object)
+                    if workload_id is not None:
+                        self._on_change(workload_id)
                     if self._stopping.is_set():
                         return
             except ClusterError as error:
