@@ -295,3 +295,16 @@ def test_the_runtime_rides_out_throttling_conflicts_and_a_compacted_history(
     poll(relisted, what="the pod watch to list again after its history was compacted", timeout=20)
     applies = [r.status for r in cluster.requests_to("PATCH", f"{jobs}/bumpy")]
     assert applies == [429, 409, 201]  # retried, then created: applied once
+
+
+def test_a_workload_the_cluster_rejects_fails_with_its_reason(
+    api: Api, cluster: FakeKubernetes
+) -> None:
+    jobs = f"/apis/kubeflow.org/v1/namespaces/{NAMESPACE}/pytorchjobs"
+    cluster.fail(
+        jobs, 422, times=100, method="PATCH", message='admission webhook "validate" denied it'
+    )
+    created = api.create(distributed(api.cluster_id(), name="rejected", workers=1))
+    failed = api.wait_for(created["workloadId"], ["Failed"], timeout=20)
+    assert "denied it" in failed["phaseMessage"]
+    assert len(cluster.requests_to("PATCH", f"{jobs}/rejected")) == 1  # not retried

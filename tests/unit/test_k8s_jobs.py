@@ -269,3 +269,10 @@ def test_a_long_child_name_is_cut_and_hashed_within_a_dns_label() -> None:
     assert len(first) == MAX_NAME_LENGTH
     assert first != second
     assert first.startswith("a" * 50)
+
+
+def test_a_name_must_start_with_a_letter_on_kubernetes() -> None:
+    """lockstep's rule is a DNS-1123 label; the operators name Services after the job."""
+    workload = workload_of(request_body(name="1st-run"))
+    with pytest.raises(PodStartError, match="'1st-run' must start with a letter"):
+        manifests_of(workload)

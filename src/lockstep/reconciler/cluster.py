@@ -32,7 +32,12 @@ from lockstep.reconciler.observed import Recorder
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.kubernetes.cluster import Cluster
-from lockstep.runtimes.kubernetes.cluster_errors import ClusterError, ClusterForbidden
+from lockstep.runtimes.kubernetes.cluster_errors import (
+    ClusterConflict,
+    ClusterError,
+    ClusterForbidden,
+    ClusterUnavailable,
+)
 from lockstep.runtimes.kubernetes.identity import KEEP_ON_DELETE, WORKLOAD_ID, namespace_of
 from lockstep.runtimes.kubernetes.kinds import JOB_KINDS
 from lockstep.runtimes.kubernetes.render import render
@@ -180,6 +185,11 @@ class ClusterReconciler:
             self._queue.add_after(workload.id, self._loop.refused_retry_seconds)
             message = f"the cluster refused to create the workload's objects: {error}"
             return self._towards(workload, Phase.PENDING, message)
+        except (ClusterUnavailable, ClusterConflict):
+            raise  # transient: the pass retries it
+        except ClusterError as error:  # invalid, refused by an admission webhook, …
+            message = f"the cluster refused the workload: {error}"
+            return self._towards(workload, Phase.FAILED, message)
         return self._observe(workload, job)
 
     # --- desired: Running or Stopped -------------------------------------------------------

@@ -169,6 +169,11 @@ def render(workload: Workload, plan: ReplicaPlan, settings: KubernetesSettings) 
     """Every manifest of `workload` in apply order: the PVCs it creates, the Volcano
     PodGroup (before the pods that join it), the job, its Services and Ingresses.
     `PodStartError` when the workload cannot run on Kubernetes as asked."""
+    if not workload.name[:1].isalpha():
+        raise PodStartError(
+            f"the name {workload.name!r} must start with a letter on Kubernetes: the operators "
+            "name the job's Services after it (DNS-1035)"
+        )
     spec = worker_spec_of(workload)
     kind = JOB_KINDS[plan.framework]
     scheduling = scheduling_of(workload, plan, settings, spec=spec)
