@@ -158,6 +158,7 @@ def test_suspend_resume_and_delete_reach_the_cluster(api: Api, cluster: FakeKube
         *PYTORCH, NAMESPACE, "paused", [("Created", "True"), ("Suspended", "True")]
     )
     api.wait_for(workload_id, ["Stopped"], timeout=20)
+    assert api.get(f"/api/v1/workloads/{workload_id}/pods").json()["pods"] == []
 
     assert api.post(f"/api/v1/workloads/distributed/{workload_id}/resume").status_code == 202
     poll(

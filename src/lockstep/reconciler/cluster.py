@@ -243,6 +243,7 @@ class ClusterReconciler:
         with self._db.read() as unit:
             known = {pod.name: pod for pod in unit.workloads.pods(workload.id, deleted=False)}
         change.pods, change.events = self._recorder.pod_changes(workload, statuses, known)
+        change.pods_removed = bool(known) and not statuses  # suspended, or removed by the operator
         change.events += self._new_events(
             workload, names={workload.name, *known, *(s.name for s in statuses)}
         )
