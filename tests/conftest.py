@@ -3,6 +3,8 @@ apps and live servers. Every pod a test's server started is killed when the test
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -15,6 +17,20 @@ from lockstep.config import Settings
 from tests.support.api import ADMIN_ID, ADMIN_SECRET, Api
 from tests.support.databases import PostgresTemplates, require_postgres
 from tests.support.server import LiveServer, kill_pods
+
+SHARED_TEMP = Path("/var/tmp")
+"""Where tests keep the files they share with pods: a sandboxed pod has a /tmp of its own."""
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.option.basetemp is None:
+        config.option.basetemp = str(SHARED_TEMP / f"lockstep-tests-{os.getpid()}")
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    basetemp = Path(str(config.option.basetemp))
+    if basetemp.parent == SHARED_TEMP and basetemp.name == f"lockstep-tests-{os.getpid()}":
+        shutil.rmtree(basetemp, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")

@@ -67,6 +67,13 @@ class RuntimeKind(StrEnum):
     """Workloads as Kubeflow jobs on a Kubernetes cluster."""
 
 
+class SandboxMode(StrEnum):
+    AUTO = "auto"
+    """Pods run in a bubblewrap sandbox; without one here, pods that need it are refused."""
+    OFF = "off"
+    """No sandbox: what only a sandbox applies is named in a warning of each pod."""
+
+
 class KubeScheduler(StrEnum):
     KAI = "kai"
     VOLCANO = "volcano"
@@ -100,6 +107,10 @@ class Settings(BaseSettings):
     """The local runtime's nodes, as JSON: `[{"name": "a", "pool": "a100", "gpus": 4}]`.
     Unset: one node, this machine as detected."""
     runtime: RuntimeKind = RuntimeKind.LOCAL
+    sandbox: SandboxMode = SandboxMode.AUTO
+    """Whether the local runtime runs pods in a sandbox (see runtimes/local/sandbox.py)."""
+    data_volumes: dict[str, Path] = Field(default_factory=dict)
+    """The data volumes pods may mount (read-only), as JSON: `{"<id>": "/srv/imagenet"}`."""
     kubeconfig: Path | None = None
     """The kubeconfig of the cluster (runtime kubernetes); unset: the in-cluster config."""
     kube_context: str | None = None
@@ -129,6 +140,11 @@ class Settings(BaseSettings):
     @property
     def runtime_dir(self) -> Path:
         return self.data_dir / "runtime" / "local"
+
+    @property
+    def claims_dir(self) -> Path:
+        """The local runtime's claims (pvc), per project."""
+        return self.data_dir / "claims"
 
     @property
     def signing_key_path(self) -> Path:

@@ -11,13 +11,14 @@ import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lockstep.config import RuntimeKind, Settings
+from lockstep.config import RuntimeKind, SandboxMode, Settings
 from lockstep.domain.errors import InvalidRequest
 from lockstep.domain.workload import Workload
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.kubernetes.render import render as render_manifests
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings, SchedulerKind
 from lockstep.runtimes.local.launches import Launches
+from lockstep.runtimes.local.sandboxes import policy_of
 
 Renderer = Callable[[Workload], dict[str, Any]]
 
@@ -34,7 +35,14 @@ def kubernetes_settings(settings: Settings) -> KubernetesSettings:
 
 def renderers(settings: Settings) -> Mapping[RuntimeKind, Renderer]:
     """A renderer for each runtime, as this server's settings configure it."""
-    launches = Launches(settings.runtime_dir, dict(os.environ), settings.image_environments)
+    sandboxes = policy_of(
+        sandbox=settings.sandbox is SandboxMode.AUTO,
+        claims_dir=settings.claims_dir,
+        data_volumes=settings.data_volumes,
+    )
+    launches = Launches(
+        settings.runtime_dir, dict(os.environ), settings.image_environments, sandboxes
+    )
     cluster = kubernetes_settings(settings)
 
     def local(workload: Workload) -> dict[str, Any]:

@@ -19,7 +19,7 @@ import time
 from typing import Protocol
 
 from lockstep.auth.sealing import Sealer
-from lockstep.config import Settings
+from lockstep.config import SandboxMode, Settings
 from lockstep.domain.clock import Clock
 from lockstep.domain.values import ProjectValues
 from lockstep.reconciler.loop import Reconciler, ReconcilerSettings
@@ -27,6 +27,7 @@ from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import Runtime
 from lockstep.runtimes.local import machine
 from lockstep.runtimes.local.runtime import LocalRuntime
+from lockstep.runtimes.local.sandboxes import SandboxPolicy, policy_of
 from lockstep.store.database import Database
 
 log = logging.getLogger(__name__)
@@ -63,6 +64,7 @@ class ThreadController:
         self.runtime = runtime or LocalRuntime(
             settings.runtime_dir,
             on_change=self.queue.add,
+            sandboxes=_sandboxes(settings),
             log_max_bytes=settings.pod_log_max_bytes,
             cgroup_dir=settings.cgroup_dir,
             image_environments=settings.image_environments,
@@ -175,6 +177,24 @@ class ProcessController:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+
+
+def _sandboxes(settings: Settings) -> SandboxPolicy:
+    """The local runtime's sandbox policy, said in the log at start-up when pods will have none."""
+    policy = policy_of(
+        sandbox=settings.sandbox is SandboxMode.AUTO,
+        claims_dir=settings.claims_dir,
+        data_volumes=settings.data_volumes,
+    )
+    if policy.sandboxing is None:
+        log.warning("the sandbox is off: pods run unisolated, each told what is not applied")
+    elif not policy.sandboxing.available:
+        log.warning(
+            "no sandbox for pods: %s; pods that need one (storage, identity, privileges) are "
+            "refused, LOCKSTEP_SANDBOX=off runs them unisolated",
+            policy.sandboxing.problem,
+        )
+    return policy
 
 
 def _project_values(database: Database, project_id: str) -> ProjectValues:

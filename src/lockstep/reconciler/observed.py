@@ -67,6 +67,19 @@ class Recorder:
                         name=pod.name,
                     )
                 )
+            started_now = pod.started_at is not None and (before is None or not before.started_at)
+            if status.unapplied and started_now:
+                events.append(
+                    self.event(
+                        workload,
+                        "NotApplied",
+                        f"pod {pod.name} runs without a sandbox (LOCKSTEP_SANDBOX=off): "
+                        f"{', '.join(status.unapplied)} not applied",
+                        type=EventType.WARNING,
+                        kind="Pod",
+                        name=pod.name,
+                    )
+                )
             if before is None or before.phase != pod.phase or before.restarts != pod.restarts:
                 events.append(self.pod_event(workload, pod, status))
         return pods, events

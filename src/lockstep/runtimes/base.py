@@ -45,6 +45,8 @@ class PodStatus:
     ready: bool = False
     """Running and passing its readiness probe, or running without one."""
     ports: tuple[PortBinding, ...] = ()
+    unapplied: tuple[str, ...] = ()
+    """What its spec asks that the runtime does not apply (reported once, as a warning)."""
 
 
 OOM_KILLED = "OOMKilled"

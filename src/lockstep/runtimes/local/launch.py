@@ -17,8 +17,10 @@ from lockstep.domain.workload import PortBinding
 from lockstep.frameworks.endpoints import Endpoints
 from lockstep.frameworks.registry import wiring_for
 from lockstep.runtimes.base import PodStartError
+from lockstep.runtimes.local.isolation import VolumeAsk
 from lockstep.runtimes.local.probes import HttpProbe
 from lockstep.runtimes.local.processes import POD_MARKER
+from lockstep.runtimes.local.sandbox import SandboxSpec
 from lockstep.schemas.distributed import DistributedFramework
 from lockstep.schemas.pod import EnvironmentVariable, ProbeScheme
 
@@ -129,6 +131,12 @@ class Launch:
     """HOME is a directory of the pod's own, created when the pod starts."""
     ports: tuple[PortBinding, ...] = ()
     readiness: HttpProbe | None = None
+    sandbox: SandboxSpec | None = None
+    """The sandbox the pod runs in (None: none, lockstep runs without one)."""
+    volumes: tuple[VolumeAsk, ...] = ()
+    """The storage to prepare before the pod starts (mounted as `sandbox` says)."""
+    unapplied: tuple[str, ...] = ()
+    """What the spec asks that is not applied (lockstep runs without a sandbox)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -145,6 +153,9 @@ class Launch:
             "createHomeDir": self.create_home_dir,
             "ports": [port.to_json() for port in self.ports],
             "readiness": None if self.readiness is None else self.readiness.to_json(),
+            "sandbox": None if self.sandbox is None else self.sandbox.to_json(),
+            "volumes": [volume.to_json() for volume in self.volumes],
+            "unapplied": list(self.unapplied),
             "notes": list(self.notes),
         }
 
@@ -168,6 +179,9 @@ class Launch:
             create_home_dir=bool(data.get("createHomeDir")),
             ports=tuple(PortBinding(**port) for port in data.get("ports") or ()),
             readiness=None if not data.get("readiness") else HttpProbe.from_json(data["readiness"]),
+            sandbox=None if not data.get("sandbox") else SandboxSpec.from_json(data["sandbox"]),
+            volumes=tuple(VolumeAsk.from_json(v) for v in data.get("volumes") or ()),
+            unapplied=tuple(data.get("unapplied") or ()),
         )
 
 

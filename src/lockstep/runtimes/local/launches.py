@@ -21,6 +21,7 @@ from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.devices import gpu_environment
 from lockstep.runtimes.local.launch import LOOPBACK, Launch, PodIdentity, launch_of
 from lockstep.runtimes.local.ports import WorkloadPorts
+from lockstep.runtimes.local.sandboxes import SandboxPolicy
 from lockstep.schemas.distributed import DistributedFramework
 
 NOT_PLACED = "<assigned at start>"
@@ -34,6 +35,8 @@ class Launches:
     environ: Mapping[str, str]
     """What every pod inherits (lockstep's own environment)."""
     image_environments: Mapping[str, Path] = field(default_factory=dict)
+    sandboxes: SandboxPolicy | None = None
+    """How pods are sandboxed; None: they are not (nor told what is not applied)."""
 
     def launch(
         self,
@@ -60,7 +63,7 @@ class Launches:
                     hostfile_path=str(self.root / workload.id / "mpi" / "hostfile"),
                     agent_path=str(self.root / workload.id / "mpi" / "rsh"),
                 )
-        return launch_of(
+        launch = launch_of(
             plan,
             replica,
             pod=identity,
@@ -70,6 +73,11 @@ class Launches:
             ports=ports.containers.get(pod_name, ()),
             runtime_env=runtime_env,
             image_environments=self.image_environments,
+        )
+        if self.sandboxes is None:
+            return launch
+        return self.sandboxes.apply(
+            launch, replica.spec, workload=workload, runtime_root=self.root, on=on
         )
 
     def render(

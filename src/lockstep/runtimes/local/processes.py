@@ -13,6 +13,7 @@ import contextlib
 import os
 import signal
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 POD_MARKER = "LOCKSTEP_POD_UID"
@@ -31,6 +32,15 @@ exit status, which recovery reads as a start to redo."""
 _GATE = 3
 
 
+@dataclass(frozen=True, slots=True)
+class Inherited:
+    """A file descriptor of lockstep's that the command gets as `number` (the caller closes
+    its own copy once the command is started)."""
+
+    descriptor: int
+    number: int
+
+
 def spawn(
     argv: Sequence[str],
     *,
@@ -39,6 +49,7 @@ def spawn(
     output: Path,
     exit_file: Path,
     prepare: Callable[[int], None] | None = None,
+    inherit: Inherited | None = None,
 ) -> int:
     """Start `argv` in `cwd` as the leader of a new session, its stdout and stderr written to
     `output` (a file or the pod's log pipe, opened read-write so that a pipe never blocks the
@@ -56,6 +67,11 @@ def spawn(
                 (os.POSIX_SPAWN_OPEN, 1, str(output), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644),
                 (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
                 (os.POSIX_SPAWN_DUP2, gate_read, _GATE),
+                *(
+                    []
+                    if inherit is None
+                    else [(os.POSIX_SPAWN_DUP2, inherit.descriptor, inherit.number)]
+                ),
             ],
             setsid=True,
         )

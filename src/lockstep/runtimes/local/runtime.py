@@ -35,7 +35,16 @@ from lockstep.runtimes.local.launches import Launches
 from lockstep.runtimes.local.logs import DEFAULT_MAX_BYTES, LogCollector, make_pipe, parse
 from lockstep.runtimes.local.ports import WorkloadPorts, allocate
 from lockstep.runtimes.local.probes import Prober
+from lockstep.runtimes.local.sandbox import command
+from lockstep.runtimes.local.sandboxes import (
+    SECCOMP_FD,
+    SandboxPolicy,
+    make_mount_points,
+    seccomp_descriptor,
+)
 from lockstep.runtimes.local.state import PodFiles, PodState, read_json, write_json
+from lockstep.runtimes.local.volumes.prepare import ephemeral_claims, prepare
+from lockstep.runtimes.local.volumes.setup import setup_command
 from lockstep.runtimes.local.watcher import ExitWatcher
 from lockstep.schemas.distributed import DistributedFramework, MpiLauncherCreationPolicy
 
@@ -61,9 +70,10 @@ class LocalRuntime:
         cgroup_dir: Path | None = None,
         image_environments: Mapping[str, Path] | None = None,
         values: Callable[[str], ProjectValues] | None = None,
+        sandboxes: SandboxPolicy | None = None,
     ) -> None:
         """`values` gives a project's secrets and config maps, read when a pod that refers to
-        them starts."""
+        them starts. `sandboxes`: how pods are sandboxed (None: not at all)."""
         self._root = root.resolve()
         self._root.mkdir(parents=True, exist_ok=True)
         self._nodes = list(nodes) if nodes else machine.nodes()
@@ -71,10 +81,12 @@ class LocalRuntime:
         self._lock = threading.RLock()
         self._watcher = ExitWatcher(on_change)
         self._logs = LogCollector(max_bytes=log_max_bytes, clock=wall_clock)
+        self._sandboxes = sandboxes
         self._launches = Launches(
             self._root,
             dict(os.environ if environ is None else environ),
             dict(image_environments or {}),
+            sandboxes,
         )
         self._values = values or (lambda _: ProjectValues())
         self._by_uid: dict[str, PodFiles] = {}
@@ -232,6 +244,11 @@ class LocalRuntime:
     def delete(self, workload_id: str, *, keep_logs: bool = False) -> None:
         with self._lock:
             directory = self._root / workload_id
+            if self._sandboxes is not None:
+                shutil.rmtree(self._sandboxes.memory_root / workload_id, ignore_errors=True)
+                if not keep_logs:
+                    claims = ephemeral_claims(self._sandboxes.claims_dir, workload_id)
+                    shutil.rmtree(claims, ignore_errors=True)
             self._logs.finish_under(directory)
             for path in [p for p in self._launched if p.parent == directory]:
                 del self._launched[path]
@@ -280,6 +297,8 @@ class LocalRuntime:
 
     def _spawn(self, workload_id: str, files: PodFiles, state: PodState, launch: Launch) -> None:
         cwd = Path(launch.working_dir) if launch.working_dir else files.directory
+        if launch.sandbox is not None:
+            cwd = files.directory  # the sandbox changes to the working directory itself
         if not cwd.is_dir():
             files.write_state(
                 state.evolve(error=f"the working directory {cwd} does not exist on this machine")
@@ -299,22 +318,36 @@ class LocalRuntime:
             files.write_state(state.evolve(error=str(error)))
             return
         try:
+            argv, inherited = (
+                self._sandboxed(workload_id, launch) if launch.sandbox else (launch.argv, None)
+            )
+        except (PodStartError, OSError) as error:
+            files.write_state(state.evolve(error=str(error)))
+            return
+        try:
             if launch.create_home_dir:
-                Path(launch.env["HOME"]).mkdir(exist_ok=True)
+                home = Path(launch.env["HOME"])
+                home.mkdir(exist_ok=True)
+                if launch.sandbox is not None and launch.sandbox.identity is not None:
+                    os.chown(home, launch.sandbox.identity.uid, launch.sandbox.identity.gid)
             make_pipe(files)
             self._logs.attach(files)
             pid = processes.spawn(
-                launch.argv,
+                argv,
                 env=env,
                 cwd=cwd,
                 output=files.pipe,
                 exit_file=files.exit_file(state.attempt),
                 prepare=confine,
+                inherit=inherited,
             )
         except OSError as error:
             self._confinement.release(state.uid, confined)
             files.write_state(state.evolve(error=f"could not start the pod: {error}"))
             return
+        finally:
+            if inherited is not None:
+                os.close(inherited.descriptor)
         ticks = processes.start_ticks(pid)
         files.write_state(
             state.evolve(
@@ -329,6 +362,37 @@ class LocalRuntime:
         self._watcher.watch(pid, workload_id)
         if launch.readiness is not None:
             self._prober.watch(state.uid, workload_id, launch.readiness, started=time.monotonic())
+
+    def _sandboxed(
+        self, workload_id: str, launch: Launch
+    ) -> tuple[Sequence[str], processes.Inherited | None]:
+        """The pod's command in its sandbox, its volumes made ready (the remote ones — git,
+        s3, NFS — by a set-up process in the pod's own process group, so that a slow clone
+        neither holds up lockstep nor outlives the pod)."""
+        sandbox, policy = launch.sandbox, self._sandboxes
+        if sandbox is None or policy is None or policy.sandboxing is None:
+            raise PodStartError("the pod's sandbox is gone: lockstep now runs without one")
+        places = policy.places(workload_id, launch.pod_name, launch.project_id, self._root)
+        values = self._values(launch.project_id)
+        local = [volume for volume in launch.volumes if not volume.remote]
+        prepare(local, places, values=values, owner=sandbox.identity)
+        make_mount_points(sandbox)
+        inherited = None
+        if sandbox.seccomp:
+            kept = sandbox.capabilities or ()
+            inherited = processes.Inherited(seccomp_descriptor(kept), SECCOMP_FD)
+        argv = command(
+            sandbox,
+            launch.argv,
+            bwrap=policy.sandboxing.bwrap or "bwrap",
+            env=policy.sandboxing.env,
+            setpriv=policy.sandboxing.setpriv,
+            seccomp_fd=SECCOMP_FD if sandbox.seccomp else None,
+        )
+        remote = [volume for volume in launch.volumes if volume.remote]
+        if remote:
+            argv = setup_command(places, remote, values, argv, owner=sandbox.identity)
+        return argv, inherited
 
     def _launch_in(self, files: PodFiles) -> Launch:
         """The pod's launch as written before it started (it never changes), remembered."""
@@ -437,6 +501,7 @@ class LocalRuntime:
         common["ip"] = LOOPBACK
         launch = self._launch_in(files)
         common["ports"] = launch.ports
+        common["unapplied"] = launch.unapplied
         if self._alive(state):
             ready = launch.readiness is None or self._prober.is_ready(state.uid)
             return PodStatus(phase=PodPhase.RUNNING, ready=ready, **common)

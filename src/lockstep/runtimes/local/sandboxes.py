@@ -1,0 +1,192 @@
+"""The sandbox of one pod: its spec's storage and security context turned into a
+`SandboxSpec` (and the volumes to prepare), as far as this machine allows — or refused, by
+name, when it asks for what this machine cannot give.
+
+With the sandbox turned off (LOCKSTEP_SANDBOX=off) pods run as before, and every field only a
+sandbox could apply is listed in the launch's `unapplied`, which the runtime reports as a
+warning event: nothing is silently ignored. Used by `Launches` for every pod.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from lockstep.domain.cluster import Assignment
+from lockstep.domain.workload import Workload
+from lockstep.runtimes.base import PodStartError
+from lockstep.runtimes.local.isolation import (
+    VolumeKind,
+    isolation_asked,
+    security_of,
+    volumes_of,
+)
+from lockstep.runtimes.local.launch import Launch
+from lockstep.runtimes.local.sandbox import (
+    Mount,
+    MountKind,
+    Sandboxing,
+    SandboxSpec,
+    gpu_device_nodes,
+    host_mount_points,
+    probe,
+)
+from lockstep.runtimes.local.volumes.prepare import Places, mount_of
+from lockstep.schemas.distributed import PodSpec
+
+SECCOMP_FD = 4
+"""The descriptor on which a pod's bwrap reads its seccomp filter."""
+OFF_HINT = "run lockstep with LOCKSTEP_SANDBOX=off to start it without (none of it applied)"
+
+
+@dataclass(frozen=True, slots=True)
+class SandboxPolicy:
+    sandboxing: Sandboxing | None
+    """What this machine can do; None: the sandbox is turned off."""
+    claims_dir: Path
+    memory_root: Path
+    """Where pods' in-memory files go (under /dev/shm)."""
+    euid: int
+    """lockstep's own user: the pods' user unless their spec names another."""
+    data_volumes: Mapping[str, Path] = field(default_factory=dict)
+    installation: tuple[str, ...] = ()
+    """lockstep's own installation where it lies under /tmp (a checkout, its venv): bound
+    back, read-only, over the pod's own /tmp, since pods run lockstep's interpreter unless an
+    image environment says otherwise."""
+
+    def places(
+        self, workload_id: str, pod_name: str, project_id: str, runtime_root: Path
+    ) -> Places:
+        """Where the volumes of a pod go."""
+        return Places(
+            pod_dir=runtime_root / workload_id / pod_name,
+            workload_dir=runtime_root / workload_id,
+            claims_dir=self.claims_dir,
+            memory_dir=self.memory_root / workload_id / pod_name,
+            project_id=project_id,
+            data_volumes=self.data_volumes,
+        )
+
+    def apply(
+        self,
+        launch: Launch,
+        spec: PodSpec,
+        *,
+        workload: Workload,
+        runtime_root: Path,
+        on: Assignment | None,
+    ) -> Launch:
+        """`launch` in its sandbox; `PodStartError` naming what cannot be given here."""
+        asked = isolation_asked(spec)
+        if self.sandboxing is None:
+            return dataclasses.replace(launch, unapplied=tuple(asked))
+        if not self.sandboxing.available:
+            if asked:
+                raise PodStartError(
+                    f"the pod asks for {', '.join(asked)}, which needs a sandbox, and "
+                    f"{self.sandboxing.problem}: install bubblewrap, or {OFF_HINT}"
+                )
+            return launch
+        security = security_of(spec)
+        identity = security.identity
+        if identity is not None and identity.uid != self.euid and not self.sandboxing.as_root:
+            raise PodStartError(
+                f"security: the pod asks to run as uid {identity.uid}, and lockstep (uid "
+                f"{self.euid}) can start pods as another user only when it runs as root"
+            )
+        if security.capabilities and not self.sandboxing.as_root:
+            raise PodStartError(
+                "security: capabilities can be kept only when lockstep runs as root"
+            )
+        user = identity.uid if identity is not None else self.euid
+        if security.run_as_non_root and user == 0:
+            raise PodStartError(
+                "security: runAsNonRoot, and the pod would run as root (uid 0, lockstep's own "
+                "user): give it a runAsUid other than 0 with uidGidSource custom"
+            )
+        places = self.places(workload.id, launch.pod_name, workload.project_id, runtime_root)
+        volumes = [
+            # A claim without a name is named after its workload (and kept by that name).
+            dataclasses.replace(volume, source=f"{workload.name}-pvc-{volume.index}")
+            if volume.kind is VolumeKind.PVC and volume.source is None
+            else volume
+            for volume in volumes_of(spec)
+        ]
+        # The workload's own directory (the pod's directory, MPI's hostfile and agent) stays
+        # visible when it lies under /tmp, which the sandbox replaces with its own.
+        workload_dir = str(places.workload_dir)
+        own = Mount(workload_dir, MountKind.BIND, source=workload_dir)
+        installed = (Mount(p, MountKind.BIND, source=p, read_only=True) for p in self.installation)
+        sandbox = SandboxSpec(
+            mounts=(own, *installed, *(mount_of(volume, places) for volume in volumes)),
+            read_only_root=security.read_only_root,
+            identity=identity,
+            capabilities=security.capabilities,
+            private_ipc=security.private_ipc,
+            seccomp=security.seccomp,
+            shm_bytes=security.shm_bytes,
+            working_dir=launch.working_dir,
+            gpu_devices=gpu_device_nodes() if on is not None and on.gpus else (),
+        )
+        notes = tuple(n for n in launch.notes if not n.startswith("largeShmRequest"))
+        env = {k: v for k, v in launch.env.items() if k != "TMPDIR"}  # /tmp is the pod's own
+        return dataclasses.replace(
+            launch, sandbox=sandbox, volumes=tuple(volumes), notes=notes, env=env
+        )
+
+
+def make_mount_points(spec: SandboxSpec) -> None:
+    """Make the missing mount targets on this machine's root (see `host_mount_points`):
+    empty directories, or empty files where a file is bound."""
+    for mount in spec.mounts:
+        if mount.target not in host_mount_points(spec):
+            continue
+        target = Path(mount.target)
+        if target.exists():
+            continue
+        if mount.source is not None and Path(mount.source).is_file():
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.touch()
+        else:
+            target.mkdir(parents=True, exist_ok=True)
+
+
+def seccomp_descriptor(capabilities: Sequence[str]) -> int:
+    """A descriptor holding the default seccomp filter, for bwrap to read (close-on-exec: the
+    spawn hands the pod a copy as `SECCOMP_FD`; the caller closes this one)."""
+    from lockstep.runtimes.local.seccomp import default_filter, filter_fd
+
+    return filter_fd(default_filter(capabilities=capabilities))
+
+
+MEMORY_ROOT = Path("/dev/shm/lockstep")  # noqa: S108 - this machine's memory file system
+"""Where pods' in-memory files (secret volumes, set-up files) go."""
+
+
+def policy_of(
+    *, sandbox: bool, claims_dir: Path, data_volumes: Mapping[str, Path]
+) -> SandboxPolicy:
+    """The sandbox policy of this machine: probed (bwrap found and working) unless turned off."""
+    return SandboxPolicy(
+        sandboxing=probe() if sandbox else None,
+        claims_dir=claims_dir,
+        memory_root=MEMORY_ROOT,
+        euid=os.geteuid(),
+        data_volumes=data_volumes,
+        installation=installation_under_tmp(),
+    )
+
+
+def installation_under_tmp() -> tuple[str, ...]:
+    """The directories of lockstep's installation that lie under this machine's /tmp: its
+    Python environment, and the checkout it runs from (an editable install)."""
+    package = Path(__file__).resolve().parents[2]  # .../lockstep/runtimes/local → the package
+    checkout = package.parent.parent if package.parent.name == "src" else package.parent
+    tmp = Path("/tmp")  # noqa: S108 - this machine's /tmp, which pods do not see
+    found = {str(p) for p in (Path(sys.prefix), checkout) if tmp in p.resolve().parents}
+    # One inside another is bound with it.
+    return tuple(sorted(p for p in found if not any(Path(q) in Path(p).parents for q in found)))

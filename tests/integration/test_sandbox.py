@@ -1,0 +1,377 @@
+"""The local runtime's sandbox, through the API with real pods in bubblewrap: a pod sees the
+mounts its spec asks for at their paths (and writes where they are writable), runs as the
+identity it asks for with only the privileges it keeps, and is refused by name what this
+machine cannot give. Each test's pods print what they see; the test reads their logs."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from lockstep.config import SandboxMode, Settings
+from tests.conftest import make_settings
+from tests.support.api import Api, poll
+from tests.support.git_server import PASSWORD, USER, GitServer, Repository, make_repository
+from tests.support.pods import pod_log
+from tests.support.requests import distributed, python
+from tests.support.s3_server import ACCESS_KEY, SECRET_KEY, S3Server
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+"""What pods running as another user run: this test's interpreter lives under /root, which
+only root may enter."""
+SECRETS = "/api/v1/org-unit/projects/1/secrets"
+CONFIG_MAPS = "/api/v1/org-unit/projects/1/configmaps"
+
+
+@pytest.fixture
+def settings(tmp_path: Path, sqlite_url: str) -> Settings:
+    """One store is enough here: what is tested is the machine's side."""
+    return make_settings(tmp_path / "data", sqlite_url)
+
+
+def run(api: Api, name: str, code: str, **spec: Any) -> dict[str, Any]:
+    """A workload of one master and one worker running `code`, waited for until it ends."""
+    if "runAsUid" in (spec.get("security") or {}):
+        spec["command"] = SYSTEM_PYTHON
+    body = distributed(api.cluster_id(), name=name, workers=1, args=python(code), **spec)
+    body["spec"]["backoffLimit"] = 0
+    created = api.create(body)
+    return api.wait_for(created["workloadId"], ["Completed", "Failed"], timeout=90)
+
+
+def printed(api: Api, workload: dict[str, Any]) -> Any:
+    """The JSON the master's code printed last."""
+    lines = pod_log(api, workload["id"], f"{workload['name']}-master-0").splitlines()
+    return json.loads(lines[-1])
+
+
+def attempt(code: str) -> str:
+    """Python that prints whether `code` (a statement) raised, and with which error."""
+    return (
+        "def attempt(fn):\n"
+        "    try:\n"
+        "        fn()\n"
+        "        return 'ok'\n"
+        "    except OSError as error:\n"
+        "        return error.strerror\n"
+    ) + code
+
+
+# --- security ------------------------------------------------------------------------------
+
+
+def test_the_pod_runs_as_the_uid_gid_and_groups_it_asks_for(api: Api) -> None:
+    security = {
+        "uidGidSource": "custom",
+        "runAsUid": 1234,
+        "runAsGid": 2345,
+        "supplementalGroups": "3456,4567",
+    }
+    code = "import json, os\nprint(json.dumps([os.getuid(), os.getgid(), sorted(os.getgroups())]))"
+    done = run(api, "who", code, security=security)
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    uid, gid, groups = printed(api, done)
+    assert (uid, gid) == (1234, 2345)
+    assert {3456, 4567} <= set(groups) and 0 not in groups
+
+
+def test_a_read_only_root_refuses_writes_but_tmp_is_the_pods_own(api: Api) -> None:
+    code = attempt(
+        "import json\n"
+        "print(json.dumps([attempt(lambda: open('/var/lockstep-probe', 'w')),\n"
+        "                  attempt(lambda: open('/tmp/mine', 'w'))]))"
+    )
+    done = run(api, "readonly", code, security={"readOnlyRootFilesystem": True})
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    assert printed(api, done) == ["Read-only file system", "ok"]
+    assert not Path("/var/lockstep-probe").exists()
+
+
+def test_run_as_non_root_refuses_uid_0(api: Api) -> None:
+    """Asked outright, the request is refused; as lockstep's own user (root here), the pod."""
+    security = {"runAsNonRoot": True, "uidGidSource": "custom", "runAsUid": 0}
+    body = distributed(api.cluster_id(), name="rooted", workers=1, security=security)
+    refused = api.post("/api/v1/workloads/distributed", json=body)
+    assert refused.status_code == 400 and "runAsNonRoot" in refused.json()["message"]
+    assert os.geteuid() == 0, "lockstep's own user must be root for the second case"
+    done = run(api, "rooted", "print(1)", security={"runAsNonRoot": True})
+    assert done["phase"] == "Failed"
+    assert "runAsNonRoot" in done["phaseMessage"] and "uid 0" in done["phaseMessage"]
+
+
+def test_only_the_capabilities_listed_are_kept(api: Api) -> None:
+    code = attempt(
+        "import json, os, tempfile\n"
+        "handle, path = tempfile.mkstemp()\n"
+        "print(json.dumps(attempt(lambda: os.chown(path, 1, 1))))"
+    )
+    dropped = run(api, "nochown", code, security={"capabilities": []})
+    kept = run(api, "chown", code, security={"capabilities": ["CHOWN"]})
+    assert (dropped["phase"], kept["phase"]) == ("Completed", "Completed")
+    assert printed(api, dropped) == "Operation not permitted"
+    assert printed(api, kept) == "ok"
+
+
+def test_no_new_privileges_seccomp_and_a_private_ipc_namespace(api: Api) -> None:
+    code = (
+        "import json, os\n"
+        "status = dict(line.split(':', 1) for line in open('/proc/self/status'))\n"
+        "print(json.dumps([status['NoNewPrivs'].strip(), status['Seccomp'].strip(),\n"
+        "                  os.readlink('/proc/self/ns/ipc')]))"
+    )
+    done = run(api, "confined", code, security={"seccompProfileType": "RuntimeDefault"})
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    no_new_privs, seccomp, ipc = printed(api, done)
+    assert (no_new_privs, seccomp) == ("1", "2")
+    assert ipc != str(Path("/proc/self/ns/ipc").readlink())
+
+
+# --- storage -------------------------------------------------------------------------------
+
+
+def test_host_paths_are_read_only_unless_asked_and_writes_reach_the_machine(
+    api: Api, tmp_path: Path
+) -> None:
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "input.txt").write_text("from the machine\n")
+    code = attempt(
+        "import json, os\n"
+        "print(json.dumps([open('/data/ro/input.txt').read(),\n"
+        "                  attempt(lambda: open('/data/ro/out', 'w')),\n"
+        "                  attempt(lambda: open('/data/rw/out-' + os.environ['HOSTNAME'], 'w')\n"
+        "                          .write('written'))]))"
+    )
+    storage = {
+        "hostPath": [
+            {"path": str(shared), "mountPath": "/data/ro"},
+            {"path": str(shared), "mountPath": "/data/rw", "readOnly": False},
+        ]
+    }
+    done = run(api, "hosted", code, storage=storage)
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    assert printed(api, done) == ["from the machine\n", "Read-only file system", "ok"]
+    assert sorted(p.name for p in shared.glob("out-*")) == [
+        "out-hosted-master-0",
+        "out-hosted-worker-0",
+    ]
+
+
+def test_a_claim_outlives_its_workload_and_an_ephemeral_one_does_not(
+    api: Api, settings: Settings
+) -> None:
+    write = (
+        "import os\n"
+        "if os.environ['HOSTNAME'].endswith('master-0'):\n"
+        "    open('/data/hello', 'w').write('kept')\n"
+        "print('\"written\"')"
+    )
+    claim = {"claimName": "shared", "path": "/data", "existingPvc": False}
+    claim["claimInfo"] = {"size": "1Gi"}
+    first = run(api, "writer", write, storage={"pvc": [claim]})
+    assert first["phase"] == "Completed", first["phaseMessage"]
+    read = "import json; print(json.dumps(open('/data/hello').read()))"
+    existing = {"claimName": "shared", "path": "/data", "existingPvc": True, "readOnly": True}
+    second = run(api, "reader", read, storage={"pvc": [existing]})
+    assert second["phase"] == "Completed", second["phaseMessage"]
+    assert printed(api, second) == "kept"
+    assert (settings.claims_dir / "1" / "shared" / "hello").read_text() == "kept"
+
+    missing = {"claimName": "nowhere", "path": "/data", "existingPvc": True}
+    refused = run(api, "missing", read, storage={"pvc": [missing]})
+    assert refused["phase"] == "Failed" and "'nowhere' does not exist" in refused["phaseMessage"]
+
+    ephemeral = {"claimName": "scratch", "path": "/scratch", "ephemeral": True}
+    third = run(api, "ephemeral", "print(1)", storage={"pvc": [ephemeral]})
+    assert third["phase"] == "Completed", third["phaseMessage"]
+    scratch = settings.claims_dir / ".ephemeral" / third["id"] / "scratch"
+    assert scratch.is_dir()
+    assert api.delete(f"/api/v1/workloads/distributed/{third['id']}").status_code == 202
+    api.wait_gone(third["id"])
+    assert not scratch.exists()
+
+
+def test_config_map_and_secret_files_with_their_modes(api: Api) -> None:
+    assert api.post(CONFIG_MAPS, json={"name": "cfg", "data": {"mode": "fast", "level": "3"}})
+    assert api.post(SECRETS, json={"name": "creds", "data": {"token": "hunter2"}})
+    code = (
+        "import json, os, stat\n"
+        "def seen(path): return [open(path).read(), oct(stat.S_IMODE(os.stat(path).st_mode))]\n"
+        "mounts = open('/proc/self/mountinfo').read().splitlines()\n"
+        "fs = [line.split(' - ')[1].split()[0] for line in mounts if ' /etc/creds ' in line]\n"
+        "print(json.dumps([seen('/etc/cfg/mode'), seen('/etc/cfg/level'), seen('/etc/level'),\n"
+        "                  seen('/etc/creds/token'), fs]))"
+    )
+    storage = {
+        "configMapVolume": [
+            {"configMap": "cfg", "mountPath": "/etc/cfg", "defaultMode": "0440"},
+            {"configMap": "cfg", "mountPath": "/etc/level", "subPath": "level"},
+        ],
+        "secretVolume": [{"secret": "creds", "mountPath": "/etc/creds", "defaultMode": "0400"}],
+    }
+    done = run(api, "files", code, storage=storage)
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    cfg_mode, cfg_level, level, token, fs = printed(api, done)
+    assert cfg_mode == ["fast", "0o440"] and cfg_level == ["3", "0o440"]
+    assert level == ["3", "0o644"]
+    assert token == ["hunter2", "0o400"]
+    assert fs == ["tmpfs"]  # secret files live in memory only
+
+
+def test_empty_dirs_on_disk_and_in_memory_and_a_large_shm(api: Api) -> None:
+    code = (
+        "import json, os\n"
+        "open('/scratch-disk/file', 'w').write('x')\n"
+        "open('/fast/file', 'w').write('y')\n"
+        "def size(path): s = os.statvfs(path); return s.f_blocks * s.f_frsize\n"
+        "print(json.dumps([size('/fast'), size('/dev/shm')]))"
+    )
+    storage = {
+        "emptyDirVolume": [
+            {"path": "/scratch-disk"},
+            {"path": "/fast", "medium": "Memory", "sizeLimit": "16Mi"},
+        ]
+    }
+    security = {"uidGidSource": "custom", "runAsUid": 1500, "runAsGid": 1500}
+    small = run(api, "scratch", code, storage=storage, security=security)
+    assert small["phase"] == "Completed", small["phaseMessage"]
+    fast, shm = printed(api, small)
+    assert fast == 16 * 2**20 and shm == 64 * 2**20
+    large = run(api, "shm", code, storage=storage, compute={"largeShmRequest": True})
+    assert large["phase"] == "Completed", large["phaseMessage"]
+    assert printed(api, large)[1] > 64 * 2**20
+
+
+@pytest.fixture
+def repository(tmp_path: Path) -> Repository:
+    (tmp_path / "git").mkdir()
+    return make_repository(tmp_path / "git")
+
+
+@pytest.fixture
+def git_server(repository: Repository, tmp_path: Path) -> Iterator[GitServer]:
+    import threading
+
+    (tmp_path / "seen").mkdir()
+    server = GitServer(repository.bare.parent, tmp_path / "seen", echo=False, redirect_to=None)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,))
+    thread.start()
+    yield server
+    server.shutdown()
+    server.server_close()
+    thread.join()
+
+
+def test_a_git_volume_shows_the_revision_asked_for(
+    api: Api, repository: Repository, git_server: GitServer
+) -> None:
+    code = "import json; print(json.dumps(open('/code/README').read()))"
+    at_revision = {"repository": repository.url, "branch": "main", "revision": repository.first}
+    done = run(api, "cloned", code, storage={"git": [{**at_revision, "path": "/code"}]})
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    assert printed(api, done) == "first\n"
+
+    assert api.post(SECRETS, json={"name": "git", "data": {"User": USER, "Password": PASSWORD}})
+    over_http = {
+        "repository": git_server.url(repository.bare.name),
+        "branch": "dev",
+        "path": "/code",
+        "secretRef": {"name": "git"},
+    }
+    done = run(api, "private", code, storage={"git": [over_http]})
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    assert printed(api, done) == "third\n"
+
+    assert api.post(SECRETS, json={"name": "wrong", "data": {"User": USER, "Password": "nope!"}})
+    refused = run(
+        api, "refused", code, storage={"git": [{**over_http, "secretRef": {"name": "wrong"}}]}
+    )
+    assert refused["phase"] == "Failed"
+    log = "".join(pod_log(api, refused["id"], f"refused-{pod}") for pod in ("master-0", "worker-0"))
+    assert "Authentication failed" in log and "nope!" not in log
+    assert "Authentication failed" in refused["phaseMessage"]
+    assert "nope!" not in refused["phaseMessage"]
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
+    with S3Server(tmp_path_factory.mktemp("s3")) as server:
+        yield server
+
+
+def test_an_s3_volume_shows_the_bucket_and_takes_back_what_the_pod_wrote(
+    api: Api, s3: S3Server
+) -> None:
+    import io
+
+    client = s3.client()
+    client.make_bucket("datasets")
+    for key, text in (("train/a.txt", "alpha"), ("train/sub/b.txt", "beta"), ("other.txt", "x")):
+        client.put_object("datasets", key, io.BytesIO(text.encode()), len(text))
+    keys = {"AccessKeyId": ACCESS_KEY, "SecretKey": SECRET_KEY}
+    assert api.post(SECRETS, json={"name": "s3", "data": keys})
+    code = (
+        "import json, os, socket\n"
+        "if os.environ['HOSTNAME'].endswith('master-0'):\n"
+        "    open('/data/result.txt', 'w').write('trained')\n"
+        "print(json.dumps(sorted(os.path.relpath(os.path.join(d, f), '/data')\n"
+        "                        for d, _, files in os.walk('/data') for f in files)))"
+    )
+    volume = {"bucket": "datasets/train", "path": "/data", "url": s3.url, "accessKeySecret": "s3"}
+    done = run(api, "bucket", code, storage={"s3": [volume]})
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    assert printed(api, done) == ["a.txt", "result.txt", "sub/b.txt"]
+    uploaded = poll(
+        lambda: _object(client, "datasets", "train/result.txt"),
+        what="the pod's file written back to the bucket",
+        timeout=30,
+    )
+    assert uploaded == b"trained"
+
+
+def _object(client: Any, bucket: str, key: str) -> bytes | None:
+    try:
+        response = client.get_object(bucket, key)
+    except Exception:
+        return None
+    try:
+        return bytes(response.read())
+    finally:
+        response.close()
+        response.release_conn()
+
+
+# --- without a sandbox ---------------------------------------------------------------------
+
+
+@pytest.fixture
+def unsandboxed(tmp_path: Path, sqlite_url: str) -> Iterator[Api]:
+    from tests.conftest import in_process
+
+    settings = make_settings(tmp_path / "plain", sqlite_url).model_copy(
+        update={"sandbox": SandboxMode.OFF}
+    )
+    with in_process(settings) as client:
+        yield Api.login(client)
+
+
+def test_with_the_sandbox_off_each_unapplied_field_is_named(unsandboxed: Api) -> None:
+    storage = {"hostPath": [{"path": "/etc", "mountPath": "/host-etc"}]}
+    done = run(
+        unsandboxed, "plain", "print(1)", storage=storage, security={"readOnlyRootFilesystem": True}
+    )
+    assert done["phase"] == "Completed", done["phaseMessage"]
+
+    def warned() -> list[dict[str, Any]] | None:
+        events = unsandboxed.get(f"/api/v1/workloads/{done['id']}/events").json()["events"]
+        return [e for e in events if e["reason"] == "NotApplied"] or None
+
+    warnings = poll(warned, what="a NotApplied warning", timeout=10)
+    assert {w["involvedObject"]["name"] for w in warnings} == {"plain-master-0", "plain-worker-0"}
+    message = warnings[0]["message"]
+    assert "hostPath mounted at /host-etc" in message and "readOnlyRootFilesystem" in message

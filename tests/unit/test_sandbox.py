@@ -1,0 +1,210 @@
+"""The sandbox of a local pod, without running it (runtimes/local/sandbox.py, isolation.py,
+sandboxes.py): the bwrap command line for each part of a spec, what a spec asks that only a
+sandbox gives, and refusals by name where this machine cannot give it."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from lockstep.runtimes.base import PodStartError
+from lockstep.runtimes.local.isolation import (
+    VolumeKind,
+    isolation_asked,
+    security_of,
+    volumes_of,
+)
+from lockstep.runtimes.local.launch import Launch
+from lockstep.runtimes.local.sandbox import (
+    DEFAULT_SHM_BYTES,
+    Identity,
+    Mount,
+    MountKind,
+    Sandboxing,
+    SandboxSpec,
+    command,
+    host_mount_points,
+)
+from lockstep.runtimes.local.sandboxes import SandboxPolicy
+from lockstep.schemas.distributed import WorkerSpec
+from tests.unit.k8s import workload_of
+from tests.unit.specs import request_body
+
+
+def spec(**fields: object) -> WorkerSpec:
+    return WorkerSpec.model_validate({"image": "x", **fields}, strict=False)
+
+
+def test_the_plain_sandbox() -> None:
+    line = command(SandboxSpec(), ["python", "train.py"])
+    assert line[:4] == ["env", "--ignore-signal=TERM", "bwrap", "--die-with-parent"]
+    assert line[4:7] == ["--bind", "/", "/"]
+    assert line[11:15] == ["--perms", "1777", "--tmpfs", "/tmp"]
+    shm = line.index("/dev/shm")
+    assert line[shm - 5 : shm] == ["--size", str(DEFAULT_SHM_BYTES), "--perms", "1777", "--tmpfs"]
+    assert "--unshare-ipc" in line and "setpriv" not in line
+    assert line[-5:] == ["--", "env", "--default-signal=TERM", "python", "train.py"]
+
+
+def test_identity_capabilities_and_a_read_only_root() -> None:
+    sandbox = SandboxSpec(
+        read_only_root=True,
+        identity=Identity(1000, 2000, (3000, 4000)),
+        capabilities=("CHOWN", "NET_BIND_SERVICE"),
+        private_ipc=False,
+        working_dir="/code",
+    )
+    line = command(sandbox, ["id"])
+    assert line[4:7] == ["--ro-bind", "/", "/"]
+    assert "--unshare-ipc" not in line
+    assert line[line.index("--chdir") + 1] == "/code"
+    privileges = line[line.index("--") + 1 :]
+    assert privileges == [
+        "setpriv",
+        "--reuid",
+        "1000",
+        "--regid",
+        "2000",
+        "--groups",
+        "3000,4000",
+        "--bounding-set=-all,+chown,+net_bind_service",
+        "--inh-caps=-all,+chown,+net_bind_service",
+        "--ambient-caps=-all,+chown,+net_bind_service",
+        "--",
+        "env",
+        "--default-signal=TERM",
+        "id",
+    ]
+
+
+def test_mounts_are_made_parents_first_with_readable_directories_in_private_memory() -> None:
+    sandbox = SandboxSpec(
+        mounts=(
+            Mount("/tmp/a/b/c", source="/srv/c", read_only=True),
+            Mount("/tmp/a", MountKind.TMPFS, size_bytes=1024),
+            Mount("/data", source="/srv/data"),
+        )
+    )
+    line = command(sandbox, ["true"])
+    tmpfs_a = line.index("/tmp/a")
+    assert line[tmpfs_a - 5 : tmpfs_a] == ["--size", "1024", "--perms", "1777", "--tmpfs"]
+    made = line.index("/tmp/a/b")
+    assert line[made - 3 : made] == ["--perms", "0755", "--dir"] and made > tmpfs_a
+    assert line[line.index("/srv/c") - 1] == "--ro-bind"
+    assert line[line.index("/srv/data") - 1] == "--bind"
+    assert host_mount_points(sandbox) == ["/data"]
+
+
+def test_seccomp_needs_its_descriptor() -> None:
+    with pytest.raises(ValueError, match="file descriptor"):
+        command(SandboxSpec(seccomp=True), ["true"])
+    line = command(SandboxSpec(seccomp=True), ["true"], seccomp_fd=4)
+    assert line[line.index("--seccomp") + 1] == "4"
+
+
+def test_what_the_storage_asks_for() -> None:
+    storage = {
+        "hostPath": [{"path": "/srv", "mountPath": "/data"}],
+        "pvc": [{"claimName": "c", "path": "/claim", "claimInfo": {"size": "2Gi"}}],
+        "emptyDirVolume": [{"path": "/fast", "medium": "Memory", "sizeLimit": "1Mi"}],
+        "configMapVolume": [{"configMap": "cfg", "mountPath": "/etc/cfg", "defaultMode": "0440"}],
+        "secretVolume": [{"secret": "s", "mountPath": "/etc/s", "exclude": True}],
+    }
+    asks = volumes_of(spec(storage=storage))
+    assert [(a.kind, a.target) for a in asks] == [
+        (VolumeKind.HOST_PATH, "/data"),
+        (VolumeKind.PVC, "/claim"),
+        (VolumeKind.CONFIG_MAP, "/etc/cfg"),
+        (VolumeKind.EMPTY_DIR, "/fast"),
+    ]
+    host, claim, config, fast = asks
+    assert host.read_only and not claim.read_only and claim.create
+    assert claim.size_bytes == 2 * 2**30
+    assert config.mode == 0o440 and fast.memory and fast.size_bytes == 2**20
+    assert [a.to_json() for a in asks] == [type(a).from_json(a.to_json()).to_json() for a in asks]
+
+
+def test_what_the_security_context_asks_for() -> None:
+    asked = security_of(
+        spec(
+            security={
+                "uidGidSource": "custom",
+                "runAsUid": 7,
+                "supplementalGroups": "8, 9",
+                "capabilities": ["KILL"],
+                "hostIpc": True,
+                "seccompProfileType": "RuntimeDefault",
+            },
+            compute={"largeShmRequest": True},
+        )
+    )
+    assert asked.identity == Identity(7, 7, (8, 9))
+    assert asked.capabilities == ("KILL",) and not asked.private_ipc and asked.seccomp
+    assert asked.shm_bytes is None
+    with pytest.raises(PodStartError, match="supplementalGroups"):
+        security_of(spec(security={"runAsUid": 1, "supplementalGroups": "wheel"}))
+    with pytest.raises(PodStartError, match="fromIdpToken"):
+        security_of(spec(security={"uidGidSource": "fromIdpToken"}))
+
+
+def test_only_what_a_sandbox_gives_is_named() -> None:
+    assert isolation_asked(spec()) == []
+    named = isolation_asked(
+        spec(
+            storage={"hostPath": [{"path": "/srv", "mountPath": "/data"}]},
+            security={"readOnlyRootFilesystem": True, "runAsUid": 5},
+        )
+    )
+    assert named == ["hostPath mounted at /data", "runAsUid/runAsGid", "readOnlyRootFilesystem"]
+
+
+def policy(sandboxing: Sandboxing | None, *, euid: int = 0) -> SandboxPolicy:
+    return SandboxPolicy(sandboxing, Path("/claims"), Path("/dev/shm/x"), euid)
+
+
+def launch_for(**spec_fields: object) -> tuple[Launch, WorkerSpec]:
+    worker = spec(**spec_fields)
+    launch = Launch("p-master-0", "master", 0, "x", ("true",), {"TMPDIR": "/tmp/t"}, None)
+    return launch, worker
+
+
+def apply(chosen: SandboxPolicy, **spec_fields: object) -> Launch:
+    launch, worker = launch_for(**spec_fields)
+    workload = workload_of(request_body())
+    return chosen.apply(launch, worker, workload=workload, runtime_root=Path("/r"), on=None)
+
+
+def test_without_bwrap_a_pod_that_needs_a_sandbox_is_refused_by_name() -> None:
+    missing = policy(Sandboxing(None, "bubblewrap (bwrap) is not installed"))
+    with pytest.raises(PodStartError) as refused:
+        apply(missing, storage={"hostPath": [{"path": "/srv", "mountPath": "/data"}]})
+    assert "hostPath mounted at /data" in str(refused.value)
+    assert "bubblewrap (bwrap) is not installed" in str(refused.value)
+    assert "LOCKSTEP_SANDBOX=off" in str(refused.value)
+    assert apply(missing).sandbox is None  # one that needs none runs as before
+
+
+def test_with_the_sandbox_off_what_is_not_applied_is_listed() -> None:
+    plain = apply(policy(None), security={"readOnlyRootFilesystem": True})
+    assert plain.sandbox is None and plain.unapplied == ("readOnlyRootFilesystem",)
+
+
+def test_another_identity_needs_root_and_run_as_non_root_refuses_uid_0() -> None:
+    working = Sandboxing("/usr/bin/bwrap", as_root=False)
+    with pytest.raises(PodStartError, match="only when it runs as root"):
+        apply(policy(working, euid=1000), security={"runAsUid": 5})
+    as_root = Sandboxing("/usr/bin/bwrap", as_root=True)
+    with pytest.raises(PodStartError, match="runAsNonRoot"):
+        apply(policy(as_root), security={"runAsNonRoot": True})
+
+
+def test_a_sandboxed_launch_sees_its_workload_and_loses_tmpdir() -> None:
+    sandboxed = apply(policy(Sandboxing("/usr/bin/bwrap", as_root=True)))
+    assert sandboxed.sandbox is not None
+    workload = workload_of(request_body())
+    own = sandboxed.sandbox.mounts[0]
+    assert (own.target, own.source) == (f"/r/{workload.id}", f"/r/{workload.id}")
+    assert "TMPDIR" not in sandboxed.env
+    assert dataclasses.replace(sandboxed, sandbox=None).sandbox is None
