@@ -30,8 +30,10 @@ CONFIG_MAPS = "/api/v1/org-unit/projects/1/configmaps"
 
 @pytest.fixture
 def settings(tmp_path: Path, sqlite_url: str) -> Settings:
-    """One store is enough here: what is tested is the machine's side."""
-    return make_settings(tmp_path / "data", sqlite_url)
+    """One store is enough here: what is tested is the machine's side. A resync each second,
+    for the workload that waits for a claim."""
+    configured = make_settings(tmp_path / "data", sqlite_url)
+    return configured.model_copy(update={"resync_seconds": 1.0})
 
 
 def run(api: Api, name: str, code: str, **spec: Any) -> dict[str, Any]:
@@ -182,9 +184,23 @@ def test_a_claim_outlives_its_workload_and_an_ephemeral_one_does_not(
     assert printed(api, second) == "kept"
     assert (settings.claims_dir / "1" / "shared" / "hello").read_text() == "kept"
 
-    missing = {"claimName": "nowhere", "path": "/data", "existingPvc": True}
-    refused = run(api, "missing", read, storage={"pvc": [missing]})
-    assert refused["phase"] == "Failed" and "'nowhere' does not exist" in refused["phaseMessage"]
+    later = {"claimName": "later", "path": "/data", "existingPvc": True}
+    body = distributed(api.cluster_id(), name="patient", workers=1, args=python(read))
+    body["spec"]["storage"] = {"pvc": [later]}
+    waiting = api.create(body)
+
+    def pending_for_the_claim() -> dict[str, Any] | None:
+        workload = api.workload(waiting["workloadId"])
+        return workload if "'later'" in workload["phaseMessage"] else None
+
+    pending = poll(pending_for_the_claim, what="the workload waiting for its claim", timeout=30)
+    assert pending["phase"] == "Pending"
+    assert "does not exist" in pending["phaseMessage"]
+    claim_dir = settings.claims_dir / "1" / "later"
+    claim_dir.mkdir(parents=True)  # as `lockstep volume create later` makes it
+    (claim_dir / "hello").write_text("made later")
+    done = api.wait_for(waiting["workloadId"], ["Completed", "Failed"], timeout=60)
+    assert done["phase"] == "Completed", done["phaseMessage"]
 
     ephemeral = {"claimName": "scratch", "path": "/scratch", "ephemeral": True}
     third = run(api, "ephemeral", "print(1)", storage={"pvc": [ephemeral]})

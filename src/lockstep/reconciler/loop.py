@@ -478,6 +478,17 @@ class Reconciler:
         self._elastic_waiting = any(holder.waiting for holder in holders)
         return holders
 
+    def _unmet(self, heads: list[Workload], plans: dict[str, ReplicaPlan]) -> dict[str, str]:
+        """What each pending workload waits for beside room (the runtime says), by id."""
+        unmet = {
+            w.id: reason
+            for w in heads
+            if (reason := self._runtime.waiting_for(w, plans[w.id])) is not None
+        }
+        if unmet:
+            self._schedule_needed = True  # look again: what they wait for may come any time
+        return unmet
+
     def schedule(self) -> list[tuple[Workload, WorkloadUpdate]]:
         """One cycle: admit the pending gangs that fit, in submission order, and start them.
         Returns what to write about the workloads it decided on."""
@@ -490,6 +501,7 @@ class Reconciler:
         if len(heads) == SCHEDULE_BATCH:
             self._schedule_needed = True  # more are queued behind this batch
         plans = {w.id: self._plan(w) for w in heads}
+        unmet = self._unmet(heads, plans)
         candidates = [
             Candidate(
                 workload_id=w.id,
@@ -500,6 +512,7 @@ class Reconciler:
                 required=plans[w.id].required_pods if plans[w.id].is_elastic else None,
             )
             for w in heads
+            if w.id not in unmet
         ]
         usage = Usage(self._runtime.nodes())
         holders = self._holders(admitted, usage)
@@ -549,7 +562,7 @@ class Reconciler:
         for workload_id, message in decisions.parked.items():
             parked = WorkloadUpdate(phase=Phase.PENDING, message=message, parked=True)
             changes.append((by_id[workload_id], parked))
-        for workload_id, message in decisions.waiting.items():
+        for workload_id, message in (decisions.waiting | unmet).items():
             workload = by_id[workload_id]
             if workload.actual_phase is Phase.CREATING or workload.phase_message != message:
                 changes.append((workload, WorkloadUpdate(phase=Phase.PENDING, message=message)))

@@ -84,6 +84,11 @@ class Runtime(Protocol):
         """What `start` would run, without running anything."""
         ...
 
+    def waiting_for(self, workload: Workload, plan: ReplicaPlan) -> str | None:
+        """What the workload waits for before it may be admitted, beside room (a claim its
+        pods mount that does not exist yet); None when nothing."""
+        ...
+
     def start(
         self, workload: Workload, plan: ReplicaPlan, placement: Mapping[str, Assignment] | None
     ) -> None:

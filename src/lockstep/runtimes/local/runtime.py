@@ -43,7 +43,7 @@ from lockstep.runtimes.local.sandboxes import (
     seccomp_descriptor,
 )
 from lockstep.runtimes.local.state import PodFiles, PodState, read_json, write_json
-from lockstep.runtimes.local.volumes.prepare import ephemeral_claims, prepare
+from lockstep.runtimes.local.volumes.prepare import ephemeral_claims, missing_claims, prepare
 from lockstep.runtimes.local.volumes.setup import setup_command
 from lockstep.runtimes.local.watcher import ExitWatcher
 from lockstep.schemas.distributed import DistributedFramework, MpiLauncherCreationPolicy
@@ -101,6 +101,15 @@ class LocalRuntime:
 
     def render(self, workload: Workload, plan: ReplicaPlan) -> dict[str, Any]:
         return self._launches.render(workload, plan, self._read_ports(workload.id))
+
+    def waiting_for(self, workload: Workload, plan: ReplicaPlan) -> str | None:
+        if self._sandboxes is None or self._sandboxes.sandboxing is None:
+            return None
+        missing = missing_claims(plan, workload.project_id, self._sandboxes.claims_dir)
+        if not missing:
+            return None
+        names = ", ".join(repr(name) for name in missing)
+        return f"waiting for the claim {names} (existingPvc): it does not exist in the project"
 
     def start(
         self,

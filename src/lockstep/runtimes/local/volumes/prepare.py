@@ -24,8 +24,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.values import ProjectValues
-from lockstep.runtimes.local.isolation import VolumeAsk, VolumeKind
+from lockstep.runtimes.base import PodStartError
+from lockstep.runtimes.local.isolation import VolumeAsk, VolumeKind, volumes_of
 from lockstep.runtimes.local.sandbox import Identity, Mount, MountKind
 from lockstep.runtimes.local.volumes import VolumeError
 
@@ -62,6 +64,21 @@ class Places:
 def ephemeral_claims(claims_dir: Path, workload_id: str) -> Path:
     """Where a workload's ephemeral claims are (removed with the workload)."""
     return claims_dir / ".ephemeral" / workload_id
+
+
+def missing_claims(plan: ReplicaPlan, project_id: str, claims_dir: Path) -> list[str]:
+    """The existing claims (existingPvc) the plan's pods mount that the project lacks."""
+    missing: dict[str, None] = {}
+    for replica in plan.replicas:
+        try:
+            volumes = volumes_of(replica.spec)
+        except PodStartError:
+            continue  # the pod's start says what is wrong with it
+        for volume in volumes:
+            wanted = volume.kind is VolumeKind.PVC and not volume.create and volume.source
+            if wanted and not (claims_dir / project_id / str(volume.source)).is_dir():
+                missing[str(volume.source)] = None
+    return list(missing)
 
 
 def mount_of(ask: VolumeAsk, places: Places) -> Mount:
