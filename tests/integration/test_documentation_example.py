@@ -7,11 +7,27 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
+from lockstep.config import Settings
 from lockstep.schemas.distributed import DistributedWorkload
+from tests.conftest import make_settings
 from tests.support.api import Api, poll
 from tests.support.contract import assert_conforms
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "reference" / "examples"
+EXAMPLE_DATA_VOLUME = "123e4567-e89b-12d3-a456-426614174000"
+
+
+@pytest.fixture
+def settings(tmp_path: Path, database_url: str) -> Settings:
+    """A server that has the data volume the example mounts (an administrator registered it)."""
+    (tmp_path / "example-data").mkdir()
+    volumes = {EXAMPLE_DATA_VOLUME: tmp_path / "example-data"}
+    return make_settings(tmp_path / "data", database_url).model_copy(
+        update={"data_volumes": volumes}
+    )
+
 
 SECRET_NAMES = frozenset(
     f"{spec}/environmentVariables/0/secret/name" for spec in ("spec", "masterSpec")

@@ -7,11 +7,26 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from lockstep.config import Settings
+from tests.conftest import make_settings
 from tests.support.api import Api
 from tests.support.requests import distributed
 
 PATH = "/api/v1/workloads/distributed"
 EXAMPLES = Path(__file__).resolve().parents[1] / "reference" / "examples"
+EXAMPLE_DATA_VOLUME = "123e4567-e89b-12d3-a456-426614174000"
+
+
+@pytest.fixture
+def settings(tmp_path: Path, database_url: str) -> Settings:
+    """A server that has the data volume the example mounts (an administrator registered it)."""
+    (tmp_path / "example-data").mkdir()
+    volumes = {EXAMPLE_DATA_VOLUME: tmp_path / "example-data"}
+    return make_settings(tmp_path / "data", database_url).model_copy(
+        update={"data_volumes": volumes}
+    )
 
 
 def test_the_local_dry_run_shows_each_pods_launch_and_stores_nothing(api: Api) -> None:

@@ -24,6 +24,7 @@ from tests.support.s3_server import ACCESS_KEY, SECRET_KEY, S3Server
 SYSTEM_PYTHON = "/usr/bin/python3"
 """What pods running as another user run: this test's interpreter lives under /root, which
 only root may enter."""
+IMAGENET = "0c7a1d5e-7b7e-4a4f-9a52-6a8f3f0b2d11"
 SECRETS = "/api/v1/org-unit/projects/1/secrets"
 CONFIG_MAPS = "/api/v1/org-unit/projects/1/configmaps"
 
@@ -33,7 +34,11 @@ def settings(tmp_path: Path, sqlite_url: str) -> Settings:
     """One store is enough here: what is tested is the machine's side. A resync each second,
     for the workload that waits for a claim."""
     configured = make_settings(tmp_path / "data", sqlite_url)
-    return configured.model_copy(update={"resync_seconds": 1.0})
+    imagenet = tmp_path / "imagenet"
+    imagenet.mkdir()
+    (imagenet / "labels.txt").write_text("cat\ndog\n")
+    volumes = {IMAGENET: imagenet}
+    return configured.model_copy(update={"resync_seconds": 1.0, "data_volumes": volumes})
 
 
 def run(api: Api, name: str, code: str, **spec: Any) -> dict[str, Any]:
@@ -360,6 +365,29 @@ def _object(client: Any, bucket: str, key: str) -> bytes | None:
     finally:
         response.close()
         response.release_conn()
+
+
+def test_a_registered_data_volume_is_mounted_read_only_and_an_unknown_one_refused(
+    api: Api,
+) -> None:
+    code = attempt(
+        "import json\n"
+        "print(json.dumps([open('/data/labels.txt').read(),\n"
+        "                  attempt(lambda: open('/data/new', 'w'))]))"
+    )
+    storage = {"dataVolume": [{"id": IMAGENET, "mountPath": "/data"}]}
+    done = run(api, "labels", code, storage=storage)
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    assert printed(api, done) == ["cat\ndog\n", "Read-only file system"]
+    unknown = "11111111-2222-3333-4444-555555555555"
+    body = distributed(api.cluster_id(), name="unknown", workers=1)
+    body["spec"]["storage"] = {"dataVolume": [{"id": unknown, "mountPath": "/data"}]}
+    refused = api.post("/api/v1/workloads/distributed", json=body)
+    assert refused.status_code == 400
+    assert refused.json()["message"] == (
+        f"spec.storage.dataVolume[0].id: no data volume {unknown} is registered on this server "
+        "(LOCKSTEP_DATA_VOLUMES)"
+    )
 
 
 # --- without a sandbox ---------------------------------------------------------------------

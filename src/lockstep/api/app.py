@@ -23,6 +23,7 @@ from lockstep.rendering import kubernetes_settings, renderers
 from lockstep.runtimes.base import PodLogs, Runtime
 from lockstep.runtimes.local import machine
 from lockstep.runtimes.local.log_reader import LocalLogReader
+from lockstep.runtimes.local.sandboxes import unknown_data_volumes
 from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
 from lockstep.services.workloads import WorkloadService
 from lockstep.store.database import Database
@@ -74,7 +75,16 @@ def create_app(
         openapi_url=None,
     )
     app.state.services = Services(
-        workloads=WorkloadService(core.database, clock=clock, notify=controller.notify),
+        workloads=WorkloadService(
+            core.database,
+            clock=clock,
+            notify=controller.notify,
+            runtime_checks=(
+                (lambda request: unknown_data_volumes(request, settings.data_volumes))
+                if settings.runtime is RuntimeKind.LOCAL
+                else (lambda _: [])
+            ),
+        ),
         organization=core.organization,
         identity=core.identity,
         values=core.values,

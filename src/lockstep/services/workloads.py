@@ -16,7 +16,7 @@ from typing import Generic, TypeVar
 from lockstep.auth.access import Action, Resource, Scope
 from lockstep.auth.tokens import Principal
 from lockstep.domain.clock import Clock
-from lockstep.domain.errors import Conflict, InvalidRequest, NotFound
+from lockstep.domain.errors import Conflict, InvalidRequest, NotFound, Violation
 from lockstep.domain.listing import ListQuery, SortOrder
 from lockstep.domain.organization import Project
 from lockstep.domain.phases import DesiredPhase, Phase
@@ -57,11 +57,15 @@ class WorkloadService:
         clock: Clock,
         notify: Callable[[str], None],
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        runtime_checks: Callable[[DistributedCreationRequest], list[Violation]] = lambda _: [],
     ) -> None:
+        """`runtime_checks`: what the runtime refuses of a request beside lockstep's own rules
+        (the local runtime: a data volume it does not have)."""
         self._db = database
         self._clock = clock
         self._notify = notify
         self._new_id = new_id
+        self._runtime_checks = runtime_checks
         self._projects: dict[str, tuple[Project, str]] = {}
 
     def create(self, caller: Principal, request: DistributedCreationRequest) -> Workload:
@@ -78,6 +82,8 @@ class WorkloadService:
         """The workload `request` would create, checked as `create` checks it (the request's
         rules, the project and cluster, the caller's access), stored nowhere: a dry run."""
         violations = check_request(request)
+        if not violations:
+            violations = self._runtime_checks(request)
         if violations:
             raise InvalidRequest(violations)
         assert request.spec is not None and request.spec.distributed_framework is not None

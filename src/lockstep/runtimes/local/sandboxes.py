@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from lockstep.domain.cluster import Assignment
+from lockstep.domain.errors import Violation
 from lockstep.domain.workload import Workload
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.isolation import (
@@ -36,7 +37,7 @@ from lockstep.runtimes.local.sandbox import (
     probe,
 )
 from lockstep.runtimes.local.volumes.prepare import Places, mount_of
-from lockstep.schemas.distributed import PodSpec
+from lockstep.schemas.distributed import DistributedCreationRequest, PodSpec
 
 SECCOMP_FD = 4
 """The descriptor on which a pod's bwrap reads its seccomp filter."""
@@ -190,3 +191,25 @@ def installation_under_tmp() -> tuple[str, ...]:
     found = {str(p) for p in (Path(sys.prefix), checkout) if tmp in p.resolve().parents}
     # One inside another is bound with it.
     return tuple(sorted(p for p in found if not any(Path(q) in Path(p).parents for q in found)))
+
+
+def unknown_data_volumes(
+    request: DistributedCreationRequest, data_volumes: Mapping[str, Path]
+) -> list[Violation]:
+    """The data volumes a request mounts that no administrator registered on this machine
+    (checked when it is submitted, so that it is refused rather than failing later)."""
+    found: list[Violation] = []
+    specs = (("spec", request.spec), ("masterSpec", request.master_spec))
+    for where, pod in specs:
+        storage = None if pod is None else pod.storage
+        for i, volume in enumerate((storage.data_volume if storage else None) or ()):
+            if volume.exclude or volume.id is None or str(volume.id) in data_volumes:
+                continue
+            found.append(
+                Violation(
+                    f"{where}.storage.dataVolume[{i}].id",
+                    f"no data volume {volume.id} is registered on this server "
+                    "(LOCKSTEP_DATA_VOLUMES)",
+                )
+            )
+    return found
