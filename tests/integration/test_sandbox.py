@@ -169,6 +169,17 @@ def test_host_paths_are_read_only_unless_asked_and_writes_reach_the_machine(
     ]
 
 
+def test_every_volume_that_cannot_be_made_ready_is_named(api: Api) -> None:
+    storage = {
+        "hostPath": [{"path": "/nowhere/a", "mountPath": "/a"}],
+        "configMapVolume": [{"configMap": "absent", "mountPath": "relative/cfg"}],
+    }
+    done = run(api, "broken", "print(1)", storage=storage)
+    assert done["phase"] == "Failed"
+    assert "hostPath: /nowhere/a does not exist on this machine" in done["phaseMessage"]
+    assert "the project has no config map named 'absent'" in done["phaseMessage"]
+
+
 def test_a_claim_outlives_its_workload_and_an_ephemeral_one_does_not(
     api: Api, settings: Settings
 ) -> None:

@@ -8,6 +8,7 @@ whose machine has none is refused (or, with the sandbox turned off, warned about
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
@@ -208,7 +209,11 @@ def volumes_of(spec: PodSpec) -> list[VolumeAsk]:
                 size_bytes=None if limit is None else int(parse_quantity(str(limit))),
             )
         )
-    return asks
+    # A relative mount path is taken from the root, as container runtimes take it.
+    return [
+        a if a.target.startswith("/") else dataclasses.replace(a, target=f"/{a.target}")
+        for a in asks
+    ]
 
 
 def security_of(spec: PodSpec) -> SecurityAsk:

@@ -108,28 +108,41 @@ def prepare(
     values: ProjectValues,
     owner: Identity | None,
 ) -> None:
-    """Make every volume ready to mount; `VolumeError` (shown as the pod's reason) otherwise.
-    `owner`: the pod's identity, given the directories it must be able to write."""
+    """Make every volume ready to mount; otherwise one `VolumeError` (shown as the pod's
+    reason) naming each volume that could not be made ready. `owner`: the pod's identity, given
+    the directories it must be able to write."""
+    problems: list[str] = []
     for ask in asks:
-        if ask.kind is VolumeKind.HOST_PATH:
-            if not Path(str(ask.source)).exists():
-                raise VolumeError(f"hostPath: {ask.source} does not exist on this machine")
-        elif ask.kind is VolumeKind.PVC:
-            _claim(ask, places, owner)
-        elif ask.kind is VolumeKind.DATA_VOLUME:
-            mount_of(ask, places)  # refuses an unknown id
-        elif ask.kind is VolumeKind.CONFIG_MAP:
-            _files(ask, places, values.config_maps, what="config map")
-        elif ask.kind is VolumeKind.SECRET:
-            _files(ask, places, values.secrets, what="secret")
-        elif ask.kind is VolumeKind.EMPTY_DIR and not ask.memory:
-            _directory(places.own(ask), owner)
-        elif ask.kind is VolumeKind.NFS:
-            _mount_nfs(ask, places)
-        elif ask.kind is VolumeKind.GIT:
-            _clone(ask, places, values, owner)
-        elif ask.kind is VolumeKind.S3:
-            _download(ask, places, values, owner)
+        try:
+            _prepare(ask, places, values=values, owner=owner)
+        except VolumeError as error:
+            problems.append(str(error))
+    if problems:
+        raise VolumeError("; ".join(problems))
+
+
+def _prepare(
+    ask: VolumeAsk, places: Places, *, values: ProjectValues, owner: Identity | None
+) -> None:
+    if ask.kind is VolumeKind.HOST_PATH:
+        if not Path(str(ask.source)).exists():
+            raise VolumeError(f"hostPath: {ask.source} does not exist on this machine")
+    elif ask.kind is VolumeKind.PVC:
+        _claim(ask, places, owner)
+    elif ask.kind is VolumeKind.DATA_VOLUME:
+        mount_of(ask, places)  # refuses an unknown id
+    elif ask.kind is VolumeKind.CONFIG_MAP:
+        _files(ask, places, values.config_maps, what="config map")
+    elif ask.kind is VolumeKind.SECRET:
+        _files(ask, places, values.secrets, what="secret")
+    elif ask.kind is VolumeKind.EMPTY_DIR and not ask.memory:
+        _directory(places.own(ask), owner)
+    elif ask.kind is VolumeKind.NFS:
+        _mount_nfs(ask, places)
+    elif ask.kind is VolumeKind.GIT:
+        _clone(ask, places, values, owner)
+    elif ask.kind is VolumeKind.S3:
+        _download(ask, places, values, owner)
 
 
 def finish(asks: Sequence[VolumeAsk], places: Places, *, values: ProjectValues) -> list[str]:
