@@ -17,18 +17,18 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from lockstep.domain.clock import Clock
-from lockstep.domain.errors import LockstepError
 from lockstep.domain.listing import SortOrder
 from lockstep.domain.phases import DesiredPhase, Phase, path_to
 from lockstep.domain.workload import Event, Workload, WorkloadUpdate
 from lockstep.reconciler.leader import LeaderController
 from lockstep.reconciler.observed import Recorder
+from lockstep.reconciler.passes import decide_all, write
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.kubernetes.cluster import Cluster
@@ -131,42 +131,10 @@ class ClusterReconciler:
 
     def run_pass(self, keys: Iterable[str]) -> None:
         """Reconcile every key and write what changed in one transaction."""
-        try:
-            with self._db.read() as unit:
-                found = unit.workloads.get_many(sorted(keys))
-        except LockstepError as error:
-            log.warning("reading workloads failed: %s; retrying", error)
-            for workload_id in keys:
-                self._queue.add_after(workload_id, 1.0)
-            return
-        changes: list[tuple[Workload, WorkloadUpdate]] = []
-        for workload in found.values():
-            try:
-                change = self.reconcile(workload)
-            except (LockstepError, ClusterError) as error:
-                log.warning("reconciling %s failed: %s; retrying", workload.id, error)
-                self._queue.add_after(workload.id, 1.0)
-            except Exception:
-                log.exception("reconciling %s failed; retrying", workload.id)
-                self._queue.add_after(workload.id, 5.0)
-            else:
-                if not change.is_empty:
-                    changes.append((workload, change))
-        self._write(changes)
-
-    def _write(self, changes: Sequence[tuple[Workload, WorkloadUpdate]]) -> None:
-        if not changes:
-            return
-        try:
-            with self._db.write(durable=False) as unit:
-                now = self._clock()
-                for workload, change in changes:
-                    unit.workloads.apply(workload, change, now)
-        except Exception:
-            log.exception("writing %d workload changes failed; retrying them", len(changes))
-            for workload, _ in changes:
+        changes = decide_all(self._db, self._queue, keys, self.reconcile)
+        if not write(self._db, self._queue, self._clock, changes):
+            for workload, _ in changes:  # its events were not stored after all
                 self._recorded_events.pop(workload.id, None)
-                self._queue.add_after(workload.id, 1.0)
 
     def reconcile(self, workload: Workload) -> WorkloadUpdate:
         """Act on one workload through the cluster; return what to write about it."""

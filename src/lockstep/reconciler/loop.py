@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from lockstep.domain.clock import Clock
-from lockstep.domain.errors import LockstepError
 from lockstep.domain.phases import DesiredPhase, Phase, can_transition, check_transition
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.workload import EventType, PodPhase, Workload, WorkloadUpdate
 from lockstep.reconciler.observed import Recorder
 from lockstep.reconciler.outcome import gang_restarts, outcome, restart_backoff
+from lockstep.reconciler.passes import decide_all, write
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import PodStatus, Runtime
 from lockstep.scheduler.cycle import Candidate, Holder, schedule
@@ -137,27 +137,7 @@ class Reconciler:
 
     def run_pass(self, keys: Sequence[str] | set[str]) -> None:
         """Reconcile every key, write what changed in one transaction, then schedule."""
-        changes: list[tuple[Workload, WorkloadUpdate]] = []
-        try:
-            with self._db.read() as unit:
-                found = unit.workloads.get_many(sorted(keys))
-        except LockstepError as error:
-            log.warning("reading workloads failed: %s; retrying", error)
-            for workload_id in keys:
-                self._queue.add_after(workload_id, 1.0)
-            return
-        for workload_id in sorted(found):
-            try:
-                decided = self.reconcile(found[workload_id])
-            except LockstepError as error:
-                log.warning("reconciling %s failed: %s; retrying", workload_id, error)
-                self._queue.add_after(workload_id, 1.0)
-            except Exception:
-                log.exception("reconciling %s failed; retrying", workload_id)
-                self._queue.add_after(workload_id, 5.0)
-            else:
-                if decided is not None:
-                    changes.append(decided)
+        changes = decide_all(self._db, self._queue, keys, self._decide)
         self._write(changes)
         if self._schedule_needed:
             self._schedule_needed = False
@@ -192,20 +172,12 @@ class Reconciler:
         self._queue.add_after(workload.id, float(seconds))
         return self._clock() + timedelta(seconds=seconds)
 
+    def _decide(self, workload: Workload) -> WorkloadUpdate | None:
+        decided = self.reconcile(workload)
+        return None if decided is None else decided[1]
+
     def _write(self, changes: Sequence[tuple[Workload, WorkloadUpdate]]) -> None:
-        """One transaction for every change; on failure each workload is retried later.
-        Not durable: everything written here is observed again after a crash."""
-        if not changes:
-            return
-        try:
-            with self._db.write(durable=False) as unit:
-                now = self._clock()
-                for workload, change in changes:
-                    unit.workloads.apply(workload, change, now)
-        except Exception:
-            log.exception("writing %d workload changes failed; retrying them", len(changes))
-            for workload, _ in changes:
-                self._queue.add_after(workload.id, 1.0)
+        write(self._db, self._queue, self._clock, changes)
 
     # --- desired: Deleted -----------------------------------------------------------------
 
