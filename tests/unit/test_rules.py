@@ -735,3 +735,15 @@ def test_rules_do_not_modify_the_request() -> None:
     check_request(parsed)
     assert parsed.to_wire() == before
     assert json.loads(json.dumps(before)) == {**body, "projectId": "1"}
+
+
+@pytest.mark.parametrize("claim", ["../../etc", "Upper", "a/b", "-dash"])
+def test_a_claim_name_is_a_dns_label(claim: str) -> None:
+    pvc = {"claimName": claim, "path": "/data"}
+    assert check(spec={"storage": {"pvc": [pvc]}}) == [
+        (
+            "spec.storage.pvc[0].claimName",
+            "must be a DNS-1123 label: lower-case letters, digits and '-', starting and "
+            "ending with a letter or digit",
+        )
+    ]

@@ -14,7 +14,15 @@ from lockstep import __version__
 from lockstep.api import errors
 from lockstep.api.calls import Calls
 from lockstep.api.deps import Services
-from lockstep.api.routes import distributed, organization, pod_logs, tokens, values, workloads
+from lockstep.api.routes import (
+    claims,
+    distributed,
+    organization,
+    pod_logs,
+    tokens,
+    values,
+    workloads,
+)
 from lockstep.assembly import bootstrap, open_core
 from lockstep.config import RuntimeKind, Settings
 from lockstep.domain.clock import Clock, utc_now
@@ -24,6 +32,8 @@ from lockstep.runtimes.base import PodLogs, Runtime
 from lockstep.runtimes.local import machine
 from lockstep.runtimes.local.log_reader import LocalLogReader
 from lockstep.runtimes.local.sandboxes import unknown_data_volumes
+from lockstep.runtimes.local.volumes.claims import Claims
+from lockstep.services.claims import ClaimService
 from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
 from lockstep.services.workloads import WorkloadService
 from lockstep.store.database import Database
@@ -88,6 +98,7 @@ def create_app(
         organization=core.organization,
         identity=core.identity,
         values=core.values,
+        claims=ClaimService(core.database, Claims(settings.claims_dir, clock=clock)),
         nodes=NodeService(core.organization, parts.nodes),
         tokens=core.tokens,
         calls=Calls(core.database),
@@ -103,7 +114,7 @@ def create_app(
     app.state.settings = settings
     app.state.controller = controller
     errors.install(app)
-    routers = (tokens, distributed, workloads, pod_logs, organization, values)
+    routers = (tokens, distributed, workloads, pod_logs, organization, values, claims)
     for module in routers:
         app.include_router(module.router)
     return app

@@ -17,6 +17,7 @@ from lockstep.domain.clock import Clock
 from lockstep.domain.errors import Unauthenticated
 from lockstep.rendering import Renderer
 from lockstep.runtimes.base import PodLogs
+from lockstep.services.claims import ClaimService
 from lockstep.services.identity import IdentityService
 from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
@@ -30,6 +31,7 @@ class Services:
     organization: OrganizationService
     identity: IdentityService
     values: ValueService
+    claims: ClaimService
     nodes: NodeService
     tokens: TokenAuthority
     calls: Calls

@@ -330,6 +330,12 @@ def _check_storage(path: str, storage: Storage) -> Iterator[Violation]:
     for i, pvc in enumerate(storage.pvc or ()):
         if pvc.existing_pvc and not pvc.claim_name:
             yield Violation(f"{path}.pvc[{i}].claimName", "required when existingPvc is true")
+        if pvc.claim_name and not is_dns_label(pvc.claim_name):
+            yield Violation(
+                f"{path}.pvc[{i}].claimName",
+                "must be a DNS-1123 label: lower-case letters, digits and '-', starting and "
+                "ending with a letter or digit",
+            )
         if not pvc.existing_pvc and pvc.claim_info is not None and pvc.claim_info.size is not None:
             try:
                 parse_quantity(pvc.claim_info.size)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
+from urllib.parse import quote
 from uuid import UUID
 
 WorkloadId = str | UUID
@@ -120,6 +121,30 @@ def logs(
 
 def projects() -> Call:
     return Call("GET", "/api/v1/org-unit/projects")
+
+
+def claims_path(project_id: str) -> str:
+    """A project's claims (pvc volumes of the local runtime): a lockstep extension."""
+    return f"/api/v1/org-unit/projects/{project_id}/claims"
+
+
+def create_claim(project_id: str, name: str, *, size: str | None) -> Call:
+    body: dict[str, str] = {"name": name}
+    if size is not None:
+        body["size"] = size
+    return Call("POST", claims_path(project_id), body=body, idempotent=False)
+
+
+def claims(project_id: str) -> Call:
+    return Call("GET", claims_path(project_id))
+
+
+def claim(project_id: str, name: str) -> Call:
+    return Call("GET", f"{claims_path(project_id)}/{quote(name, safe='')}")
+
+
+def delete_claim(project_id: str, name: str) -> Call:
+    return Call("DELETE", f"{claims_path(project_id)}/{quote(name, safe='')}")
 
 
 def clusters() -> Call:

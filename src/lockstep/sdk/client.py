@@ -216,6 +216,22 @@ class Client:
     def projects(self) -> Items:
         return list(self._json(calls.projects())["projects"])
 
+    def create_claim(self, project_id: str, name: str, *, size: str | None = None) -> Json:
+        """A new claim (a pvc volume of the local runtime) in the project; `size` is a
+        Kubernetes quantity such as `10Gi`."""
+        return self._json(calls.create_claim(project_id, name, size=size))
+
+    def claims(self, project_id: str) -> Items:
+        """The project's claims, each with its size, what it uses and its conditions."""
+        return list(self._json(calls.claims(project_id))["claims"])
+
+    def claim(self, project_id: str, name: str) -> Json:
+        return self._json(calls.claim(project_id, name))
+
+    def delete_claim(self, project_id: str, name: str) -> None:
+        """Delete the claim and every file in it."""
+        self._send(calls.delete_claim(project_id, name))
+
     def clusters(self) -> Items:
         answer: Items = self._send(calls.clusters()).json()
         return answer
@@ -461,6 +477,18 @@ class AsyncClient:
 
     async def projects(self) -> Items:
         return list((await self._json(calls.projects()))["projects"])
+
+    async def create_claim(self, project_id: str, name: str, *, size: str | None = None) -> Json:
+        return await self._json(calls.create_claim(project_id, name, size=size))
+
+    async def claims(self, project_id: str) -> Items:
+        return list((await self._json(calls.claims(project_id)))["claims"])
+
+    async def claim(self, project_id: str, name: str) -> Json:
+        return await self._json(calls.claim(project_id, name))
+
+    async def delete_claim(self, project_id: str, name: str) -> None:
+        await self._send(calls.delete_claim(project_id, name))
 
     async def clusters(self) -> Items:
         answer: Items = (await self._send(calls.clusters())).json()

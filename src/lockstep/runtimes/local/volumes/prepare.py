@@ -170,6 +170,8 @@ def _directory(path: Path, owner: Identity | None) -> None:
 def _claim(ask: VolumeAsk, places: Places, owner: Identity | None) -> None:
     path = places.claim(ask)
     if path.is_dir():
+        if owner is not None and not ask.read_only:
+            os.chown(path, owner.uid, owner.gid)  # made ahead (lockstep volume create)
         return
     if not ask.create:
         raise VolumeError(
