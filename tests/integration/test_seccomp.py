@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from lockstep.runtimes.local.sandboxes import installation_under_tmp
 from lockstep.runtimes.local.seccomp import SYSCALL_NUMBERS, default_filter, filter_fd, machine
 
 BWRAP = shutil.which("bwrap")
@@ -75,8 +76,10 @@ def sandboxed(
     assert BWRAP is not None
     fd = filter_fd(default_filter(capabilities=capabilities))
     try:
-        line = [BWRAP, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
-        line += ["--tmpfs", "/tmp", "--seccomp", str(fd), "--", sys.executable, "-c", script]
+        line = [BWRAP, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+        for path in installation_under_tmp():  # the interpreter may live under /tmp
+            line += ["--ro-bind", path, path]
+        line += ["--seccomp", str(fd), "--", sys.executable, "-c", script]
         return subprocess.run(
             [*line, *args], pass_fds=(fd,), capture_output=True, text=True, timeout=60, check=False
         )
