@@ -69,9 +69,12 @@ def ephemeral_claims(claims_dir: Path, workload_id: str) -> Path:
 def missing_claims(plan: ReplicaPlan, project_id: str, claims_dir: Path) -> list[str]:
     """The existing claims (existingPvc) the plan's pods mount that the project lacks."""
     missing: dict[str, None] = {}
-    for replica in plan.replicas:
+    specs = {id(replica.spec): replica.spec for replica in plan.replicas}  # a leader's, workers'
+    for spec in specs.values():
+        if spec.storage is None or not spec.storage.pvc:
+            continue
         try:
-            volumes = volumes_of(replica.spec)
+            volumes = volumes_of(spec)
         except PodStartError:
             continue  # the pod's start says what is wrong with it
         for volume in volumes:
