@@ -309,3 +309,10 @@ def test_a_workload_the_cluster_rejects_fails_with_its_reason(
     failed = api.wait_for(created["workloadId"], ["Failed"], timeout=20)
     assert "denied it" in failed["phaseMessage"]
     assert len(cluster.requests_to("PATCH", f"{jobs}/rejected")) == 1  # not retried
+
+
+def test_claims_are_the_clusters_own(api: Api) -> None:
+    """The claims API manages the local runtime's directories; on a cluster it says where."""
+    listed = api.get("/api/v1/org-unit/projects/1/claims")
+    assert listed.status_code == 400
+    assert "PersistentVolumeClaim of the cluster" in listed.json()["message"]

@@ -98,7 +98,12 @@ def create_app(
         organization=core.organization,
         identity=core.identity,
         values=core.values,
-        claims=ClaimService(core.database, Claims(settings.claims_dir, clock=clock)),
+        claims=ClaimService(
+            core.database,
+            Claims(settings.claims_dir, clock=clock)
+            if settings.runtime is RuntimeKind.LOCAL
+            else None,
+        ),
         nodes=NodeService(core.organization, parts.nodes),
         tokens=core.tokens,
         calls=Calls(core.database),

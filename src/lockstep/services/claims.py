@@ -28,10 +28,24 @@ from lockstep.store.database import Database, UnitOfWork
 SIZE_RULE = "must be a quantity of bytes such as 10Gi, 500Mi or 1000000"
 
 
+ON_A_CLUSTER = (
+    "claims: on the Kubernetes runtime a claim is a PersistentVolumeClaim of the cluster; "
+    "create it in the project's namespace (kubectl), lockstep mounts it by name"
+)
+
+
 class ClaimService:
-    def __init__(self, database: Database, claims: Claims) -> None:
+    def __init__(self, database: Database, claims: Claims | None) -> None:
+        """`claims`: the local runtime's claims; None on a cluster, where claims are the
+        cluster's own (every call is then refused, saying so)."""
         self._db = database
-        self._claims = claims
+        self._local = claims
+
+    @property
+    def _claims(self) -> Claims:
+        if self._local is None:
+            raise InvalidRequest.of("", ON_A_CLUSTER)
+        return self._local
 
     def create(self, caller: Principal, project_id: str, *, name: str, size: str | None) -> Claim:
         """A new, empty claim of `size` (a Kubernetes quantity, rounded up to a whole byte;
