@@ -76,3 +76,23 @@ def test_mpi_allreduce_across_workers_and_slots(live_server: LiveServer, policy:
         "allreduce-worker-0": "Succeeded",
         "allreduce-worker-1": "Succeeded",
     }
+
+
+@pytest.mark.skipif(not MPIRUN.exists(), reason="Open MPI's mpirun is not installed beside python")
+def test_ranks_started_on_a_worker_see_that_workers_mounts(
+    live_server: LiveServer, tmp_path: Path
+) -> None:
+    """The workers mount a host path the launcher does not: the ranks mpirun starts on them
+    (through lockstep's agent) run in the worker's sandbox, so they read it."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    (shared / "token").write_text("seen-by-a-worker\n")
+    api = live_server.api()
+    body = mpi_job(api.cluster_id(), "mounted", workers=2, slots=1)
+    body["spec"]["storage"] = {"hostPath": [{"path": str(shared), "mountPath": "/data"}]}
+    body["masterSpec"]["args"] = "-n 2 cat /data/token"
+    created = api.create(body)
+    done = api.wait_for(created["workloadId"], {"Completed", "Failed"}, timeout=120)
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    log = pod_log(api, created["workloadId"], "mounted-launcher-0")
+    assert log.count("seen-by-a-worker") == 2
