@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import tempfile
@@ -54,43 +55,49 @@ def main() -> None:
     if not sandboxing.available or sandboxing.bwrap is None:
         raise SystemExit(f"no sandbox here: {sandboxing.problem}")
     root = Path(tempfile.mkdtemp(prefix="lockstep-bench-sandbox-", dir="/var/tmp"))
-    for name in ("workload", "data", "claim", "mnt/data", "mnt/claim", "mnt/fast"):
-        (root / name).mkdir(parents=True)
-    spec = SandboxSpec(
-        mounts=(
-            Mount(str(root / "workload"), source=str(root / "workload")),
-            Mount(str(root / "mnt/data"), source=str(root / "data"), read_only=True),
-            Mount(str(root / "mnt/claim"), source=str(root / "claim")),
-            Mount(str(root / "mnt/fast"), MountKind.TMPFS, size_bytes=64 * 2**20),
-        ),
-        read_only_root=True,
-        identity=Identity(1000, 1000, (2000,)),
-        capabilities=("CHOWN",),
-        seccomp=True,
-    )
-    sandboxed = command(
-        spec,
-        COMMAND,
-        bwrap=sandboxing.bwrap,
-        env=sandboxing.env,
-        setpriv=sandboxing.setpriv,
-        seccomp_fd=SECCOMP_FD,
-    )
-    plain = SandboxSpec()
-    minimal = command(plain, COMMAND, bwrap=sandboxing.bwrap, env=sandboxing.env)
-    runs: dict[str, list[float]] = {"without a sandbox": [], "plain sandbox": [], "full": []}
-    for argv, seccomp in ((COMMAND, False), (minimal, False), (sandboxed, True)):
-        timed(argv, seccomp=seccomp)  # warm-up
-    for _ in range(options.repeats):
-        runs["without a sandbox"].append(timed(COMMAND, seccomp=False))
-        runs["plain sandbox"].append(timed(minimal, seccomp=False))
-        runs["full"].append(timed(sandboxed, seccomp=True))
-    floor = statistics.median(runs["without a sandbox"])
-    print(f"{'start of /bin/true':24} {'median ms':>10} {'p90 ms':>8} {'added ms':>9}")
-    for name, values in runs.items():
-        median = statistics.median(values)
-        p90 = statistics.quantiles(values, n=10)[-1]
-        print(f"{name:24} {median * 1000:10.2f} {p90 * 1000:8.2f} {(median - floor) * 1000:9.2f}")
+    try:
+        for name in ("workload", "data", "claim", "mnt/data", "mnt/claim", "mnt/fast"):
+            (root / name).mkdir(parents=True)
+        spec = SandboxSpec(
+            mounts=(
+                Mount(str(root / "workload"), source=str(root / "workload")),
+                Mount(str(root / "mnt/data"), source=str(root / "data"), read_only=True),
+                Mount(str(root / "mnt/claim"), source=str(root / "claim")),
+                Mount(str(root / "mnt/fast"), MountKind.TMPFS, size_bytes=64 * 2**20),
+            ),
+            read_only_root=True,
+            identity=Identity(1000, 1000, (2000,)),
+            capabilities=("CHOWN",),
+            seccomp=True,
+        )
+        sandboxed = command(
+            spec,
+            COMMAND,
+            bwrap=sandboxing.bwrap,
+            env=sandboxing.env,
+            setpriv=sandboxing.setpriv,
+            seccomp_fd=SECCOMP_FD,
+        )
+        plain = SandboxSpec()
+        minimal = command(plain, COMMAND, bwrap=sandboxing.bwrap, env=sandboxing.env)
+        runs: dict[str, list[float]] = {"without a sandbox": [], "plain sandbox": [], "full": []}
+        for argv, seccomp in ((COMMAND, False), (minimal, False), (sandboxed, True)):
+            timed(argv, seccomp=seccomp)  # warm-up
+        for _ in range(options.repeats):
+            runs["without a sandbox"].append(timed(COMMAND, seccomp=False))
+            runs["plain sandbox"].append(timed(minimal, seccomp=False))
+            runs["full"].append(timed(sandboxed, seccomp=True))
+        floor = statistics.median(runs["without a sandbox"])
+        print(f"{'start of /bin/true':24} {'median ms':>10} {'p90 ms':>8} {'added ms':>9}")
+        for name, values in runs.items():
+            median = statistics.median(values)
+            p90 = statistics.quantiles(values, n=10)[-1]
+            print(
+                f"{name:24} {median * 1000:10.2f} {p90 * 1000:8.2f} {(median - floor) * 1000:9.2f}"
+            )
+
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 if __name__ == "__main__":
