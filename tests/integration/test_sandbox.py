@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from lockstep.config import SandboxMode, Settings
+from lockstep.runtimes.local.sandboxes import MEMORY_ROOT
 from tests.conftest import make_settings
 from tests.support.api import Api, poll
 from tests.support.git_server import PASSWORD, USER, GitServer, Repository, make_repository
@@ -253,6 +254,12 @@ def test_config_map_and_secret_files_with_their_modes(api: Api) -> None:
     assert level == ["3", "0o644"]
     assert token == ["hunter2", "0o400"]
     assert fs == ["tmpfs"]  # secret files live in memory only
+    memory = MEMORY_ROOT / done["id"]
+    poll(
+        lambda: not any(p.is_file() for p in memory.rglob("*")) or None,
+        what="the secret files gone from memory once the pods ended",
+        timeout=10,
+    )
 
 
 def test_empty_dirs_on_disk_and_in_memory_and_a_large_shm(api: Api) -> None:

@@ -481,6 +481,9 @@ class LocalRuntime:
         self._confinement.release(state.uid, confined)
         self._prober.forget(state.uid)
         self._by_uid.pop(state.uid, None)
+        if self._sandboxes is not None:  # its secret files: not kept in memory past the pod
+            pod_memory = self._sandboxes.memory_root / files.directory.parent.name
+            shutil.rmtree(pod_memory / files.directory.name, ignore_errors=True)
         ended = _mtime(files.exit_file(state.attempt)) or self._now()
         state = state.evolve(swept=True, finished_at=ended, oom_killed=oom_killed)
         files.write_state(state)
