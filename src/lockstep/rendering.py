@@ -7,11 +7,12 @@ Built by the API (`create_app`) for `POST /api/v1/workloads/distributed?dryRun=t
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from lockstep.config import RuntimeKind, SandboxMode, Settings
+from lockstep.config import RuntimeKind, Settings
 from lockstep.domain.errors import InvalidRequest
 from lockstep.domain.workload import Workload
 from lockstep.runtimes.base import PodStartError
@@ -35,18 +36,17 @@ def kubernetes_settings(settings: Settings) -> KubernetesSettings:
 
 def renderers(settings: Settings) -> Mapping[RuntimeKind, Renderer]:
     """A renderer for each runtime, as this server's settings configure it."""
-    sandboxes = policy_of(
-        sandbox=settings.sandbox is SandboxMode.AUTO,
-        claims_dir=settings.claims_dir,
-        data_volumes=settings.data_volumes,
-    )
-    launches = Launches(
-        settings.runtime_dir, dict(os.environ), settings.image_environments, sandboxes
-    )
     cluster = kubernetes_settings(settings)
 
+    @functools.cache
+    def launches() -> Launches:
+        # Built at the first dry run, not at start-up: it probes bwrap (the runtime does too).
+        return Launches(
+            settings.runtime_dir, dict(os.environ), settings.image_environments, policy_of(settings)
+        )
+
     def local(workload: Workload) -> dict[str, Any]:
-        return launches.render(workload, workload.plan())
+        return launches().render(workload, workload.plan())
 
     def kubernetes(workload: Workload) -> dict[str, Any]:
         try:

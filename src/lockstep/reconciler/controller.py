@@ -19,7 +19,7 @@ import time
 from typing import Protocol
 
 from lockstep.auth.sealing import Sealer
-from lockstep.config import SandboxMode, Settings
+from lockstep.config import Settings
 from lockstep.domain.clock import Clock
 from lockstep.domain.values import ProjectValues
 from lockstep.reconciler.loop import Reconciler, ReconcilerSettings
@@ -181,11 +181,7 @@ class ProcessController:
 
 def _sandboxes(settings: Settings) -> SandboxPolicy:
     """The local runtime's sandbox policy, said in the log at start-up when pods will have none."""
-    policy = policy_of(
-        sandbox=settings.sandbox is SandboxMode.AUTO,
-        claims_dir=settings.claims_dir,
-        data_volumes=settings.data_volumes,
-    )
+    policy = policy_of(settings)
     if policy.sandboxing is None:
         log.warning("the sandbox is off: pods run unisolated, each told what is not applied")
     elif not policy.sandboxing.available:

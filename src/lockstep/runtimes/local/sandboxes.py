@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from lockstep.config import SandboxMode, Settings
 from lockstep.domain.cluster import Assignment
 from lockstep.domain.errors import Violation
 from lockstep.domain.workload import Workload
@@ -168,16 +169,15 @@ MEMORY_ROOT = Path("/dev/shm/lockstep")  # noqa: S108 - this machine's memory fi
 """Where pods' in-memory files (secret volumes, set-up files) go."""
 
 
-def policy_of(
-    *, sandbox: bool, claims_dir: Path, data_volumes: Mapping[str, Path]
-) -> SandboxPolicy:
-    """The sandbox policy of this machine: probed (bwrap found and working) unless turned off."""
+def policy_of(settings: Settings) -> SandboxPolicy:
+    """The sandbox policy of this machine: probed (bwrap found and working) unless the
+    settings turn the sandbox off."""
     return SandboxPolicy(
-        sandboxing=probe() if sandbox else None,
-        claims_dir=claims_dir,
+        sandboxing=probe() if settings.sandbox is SandboxMode.AUTO else None,
+        claims_dir=settings.claims_dir,
         memory_root=MEMORY_ROOT,
         euid=os.geteuid(),
-        data_volumes=data_volumes,
+        data_volumes=settings.data_volumes,
         installation=installation_under_tmp(),
     )
 
