@@ -17,6 +17,7 @@ from lockstep.config import Settings
 from lockstep.domain.identity import Role, ScopeType, SubjectType
 from lockstep.services.identity import IdentityService
 from lockstep.store.database import normalize_url
+from tests.support.access import app_with_role, new_project
 from tests.support.api import Api
 from tests.support.requests import distributed
 
@@ -46,22 +47,6 @@ PROTECTED = [
 def identity(api: Api) -> IdentityService:
     service: IdentityService = api.client.app.state.services.identity  # type: ignore[attr-defined]
     return service
-
-
-def app_with_role(api: Api, name: str, role: Role, scope: ScopeType, scope_id: str) -> Api:
-    service = identity(api)
-    _, secret = service.create_application(name)
-    service.grant(client_id=name, role=role, scope_type=scope, scope_id=scope_id)
-    return Api.login(api.client, name, secret)
-
-
-def new_project(api: Api, name: str) -> str:
-    response = api.post(
-        "/api/v1/org-unit/projects",
-        json={"name": name, "clusterId": api.cluster_id(), "resources": []},
-    )
-    assert response.status_code == 201, response.text
-    return str(response.json()["id"])
 
 
 @pytest.mark.parametrize(("method", "path"), PROTECTED)
@@ -154,7 +139,7 @@ def test_bad_token_requests(
 
 
 def test_viewer_may_read_but_not_create(api: Api) -> None:
-    viewer = app_with_role(api, "viewer", Role.VIEWER, ScopeType.PROJECT, "1")
+    viewer = app_with_role(api, "viewer", Role.VIEWER, "1")
     workload = api.create(distributed(api.cluster_id(), name="seen"))
     assert viewer.get(f"/api/v1/workloads/distributed/{workload['workloadId']}").status_code == 200
     refused = viewer.post(
@@ -174,7 +159,7 @@ def test_viewer_may_read_but_not_create(api: Api) -> None:
 
 def test_researcher_is_confined_to_its_project(api: Api) -> None:
     other = new_project(api, "other")
-    researcher = app_with_role(api, "researcher", Role.L1_RESEARCHER, ScopeType.PROJECT, "1")
+    researcher = app_with_role(api, "researcher", Role.L1_RESEARCHER, "1")
     own = researcher.create(distributed(api.cluster_id(), name="own"))
     assert own["createdBy"] == "researcher"
     theirs = api.create(distributed(api.cluster_id(), name="theirs", project_id=other))
@@ -221,7 +206,7 @@ def test_department_rule_covers_its_projects(api: Api) -> None:
             "resources": [],
         },
     ).json()["id"]
-    lead = app_with_role(api, "lead", Role.L1_RESEARCHER, ScopeType.DEPARTMENT, department_id)
+    lead = app_with_role(api, "lead", Role.L1_RESEARCHER, department_id, scope=ScopeType.DEPARTMENT)
     assert (
         lead.post(
             "/api/v1/workloads/distributed",

@@ -14,10 +14,10 @@ import httpx
 import pytest
 
 from lockstep.config import Settings
-from lockstep.domain.identity import Role, ScopeType
+from lockstep.domain.identity import Role
 from lockstep.domain.quantities import binary_quantity
 from lockstep.runtimes.local.volumes.claims import disk_usage, readable
-from lockstep.services.identity import IdentityService
+from tests.support.access import app_with_role, new_project
 from tests.support.api import Api, poll
 from tests.support.requests import distributed, python
 
@@ -32,22 +32,6 @@ def path(project: str = "1", name: str | None = None) -> str:
 def claims_dir(api: Api) -> Path:
     settings: Settings = api.client.app.state.settings  # type: ignore[attr-defined]
     return settings.claims_dir
-
-
-def app_with_role(api: Api, name: str, role: Role, scope_id: str) -> Api:
-    identity: IdentityService = api.client.app.state.services.identity  # type: ignore[attr-defined]
-    _, secret = identity.create_application(name)
-    identity.grant(client_id=name, role=role, scope_type=ScopeType.PROJECT, scope_id=scope_id)
-    return Api.login(api.client, name, secret)
-
-
-def new_project(api: Api, name: str) -> str:
-    response = api.post(
-        "/api/v1/org-unit/projects",
-        json={"name": name, "clusterId": api.cluster_id(), "resources": []},
-    )
-    assert response.status_code == 201, response.text
-    return str(response.json()["id"])
 
 
 def error(response: httpx.Response, code: int) -> str:

@@ -14,10 +14,10 @@ import pytest
 from sqlalchemy import create_engine, text
 
 from lockstep.config import Settings
-from lockstep.domain.identity import Role, ScopeType
-from lockstep.services.identity import IdentityService
+from lockstep.domain.identity import Role
 from lockstep.services.values import ValueService
 from lockstep.store.database import normalize_url
+from tests.support.access import app_with_role, new_project
 from tests.support.api import Api
 
 KINDS = ("secrets", "configmaps")
@@ -33,22 +33,6 @@ def path(kind: str, project: str = "1", name: str | None = None) -> str:
 def values_of(api: Api) -> ValueService:
     service: ValueService = api.client.app.state.services.values  # type: ignore[attr-defined]
     return service
-
-
-def app_with_role(api: Api, name: str, role: Role, scope_id: str) -> Api:
-    identity: IdentityService = api.client.app.state.services.identity  # type: ignore[attr-defined]
-    _, secret = identity.create_application(name)
-    identity.grant(client_id=name, role=role, scope_type=ScopeType.PROJECT, scope_id=scope_id)
-    return Api.login(api.client, name, secret)
-
-
-def new_project(api: Api, name: str) -> str:
-    response = api.post(
-        "/api/v1/org-unit/projects",
-        json={"name": name, "clusterId": api.cluster_id(), "resources": []},
-    )
-    assert response.status_code == 201, response.text
-    return str(response.json()["id"])
 
 
 def error(response: httpx.Response, code: int) -> str:

@@ -1,0 +1,28 @@
+"""Callers with a role, and projects to give them, for tests of who may do what: an
+application granted a role on a scope through the in-process server's identity service."""
+
+from __future__ import annotations
+
+from lockstep.domain.identity import Role, ScopeType
+from lockstep.services.identity import IdentityService
+from tests.support.api import Api
+
+
+def app_with_role(
+    api: Api, name: str, role: Role, scope_id: str, *, scope: ScopeType = ScopeType.PROJECT
+) -> Api:
+    """A client logged in as a new application holding `role` on the scope."""
+    identity: IdentityService = api.client.app.state.services.identity  # type: ignore[attr-defined]
+    _, secret = identity.create_application(name)
+    identity.grant(client_id=name, role=role, scope_type=scope, scope_id=scope_id)
+    return Api.login(api.client, name, secret)
+
+
+def new_project(api: Api, name: str) -> str:
+    """A new project of the server's cluster; its id."""
+    response = api.post(
+        "/api/v1/org-unit/projects",
+        json={"name": name, "clusterId": api.cluster_id(), "resources": []},
+    )
+    assert response.status_code == 201, response.text
+    return str(response.json()["id"])
