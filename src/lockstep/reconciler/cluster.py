@@ -165,14 +165,13 @@ class ClusterReconciler:
     def _ensure_applied(self, workload: Workload) -> dict[str, Any] | None:
         """Apply the rendered manifests when the job is missing or its suspension differs
         from what the user wants; the job as the cluster holds it afterwards."""
-        manifests = render(workload, workload.plan(), self._settings)
         kind = JOB_KINDS[workload.framework]
+        job = self._cluster.get(kind.api_version, kind.kind, namespace_of(workload), workload.name)
+        stopped = workload.desired_phase is DesiredPhase.STOPPED
+        if job is not None and _suspended(job) == stopped:
+            return job  # rendered only when something is to be applied
+        manifests = render(workload, workload.plan(), self._settings)
         wanted = next(m for m in manifests if m["kind"] == kind.kind)
-        job = self._cluster.get(
-            wanted["apiVersion"], wanted["kind"], namespace_of(workload), workload.name
-        )
-        if job is not None and _suspended(job) == _suspended(wanted):
-            return job
         self._ensure_namespace(namespace_of(workload))
         for manifest in manifests:
             if _outlives_workload(manifest) and self._exists(manifest):
