@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pytest
 
 from tests.support.api import Api, poll
 from tests.support.requests import distributed
@@ -109,12 +110,18 @@ def test_a_readiness_probe_gates_running_and_the_port_is_reported(api: Api, tmp_
     assert httpx.get(f"{url}/healthz".replace("localhost", "127.0.0.1")).status_code == 200
 
 
+@pytest.mark.parametrize("external", [False, True], ids=["container-port", "external-port"])
 def test_a_port_two_pods_declare_is_the_first_pods_and_the_other_learns_its_own(
-    api: Api, tmp_path: Path
+    api: Api, tmp_path: Path, external: bool
 ) -> None:
+    """Also a machine port asked for (`external`) on a spec both pods share: the workload's,
+    given to its leader, as a service in front of the workload would reach the leader."""
     port = unused_port()
     body = served(api, tmp_path, "shared", port)
     body["spec"]["ports"] = [{"container": port}]
+    if external:
+        for spec in ("spec", "masterSpec"):
+            body[spec]["ports"][0]["external"] = port
     body["spec"]["args"] = (
         f'-c \'import os; print(os.environ["LOCKSTEP_HOST_PORT_{port}"], flush=True); '
         "import time; time.sleep(600)'"

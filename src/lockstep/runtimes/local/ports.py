@@ -1,9 +1,10 @@
 """The ports of a workload's pods on this machine, chosen once before any pod starts.
 
 Every pod gets a free port for its framework's wiring (MASTER_PORT, TF_CONFIG, …). Each
-container port a pod declares gets a port of the machine: the one asked for (`external`), else
-the container port itself for the first pod that declares it (the leader first) when it is free,
-else a free one. All pods share the machine's network, so a pod learns where each of its container
+container port a pod declares gets a port of the machine: the one asked for (`external`) for
+the first pod that asks for it (the leader first: as a workload's service reaches its leader),
+else the container port itself for the first pod that declares it when it is free, else a free
+one. All pods share the machine's network, so a pod learns where each of its container
 ports is from `LOCKSTEP_HOST_PORT_<container port>`.
 """
 
@@ -82,17 +83,22 @@ def allocate(plan: ReplicaPlan) -> WorkloadPorts:
     """Ports for every pod of `plan`, the leader's first; `PodStartError` when two pods ask
     for the same machine port or one asked for is taken."""
     taken: set[int] = set()
+    exposed: set[tuple[int, int]] = set()
+    """External ports given, with their container port: the workload's, not each pod's."""
     containers: dict[str, tuple[PortBinding, ...]] = {}
     for replica in (plan.leader, *(r for r in plan.replicas if r is not plan.leader)):
         bindings = []
         for container, external, name in container_ports(replica):
-            if external is not None:
+            if external is not None and (container, external) in exposed:
+                host = free_port()  # the leader has it, as a service in front of the pods
+            elif external is not None:
                 if external in taken or not is_free(external):
                     raise PodStartError(
                         f"pod {replica.pod_name}: port {external} of this machine, asked for "
                         f"container port {container}, is taken"
                     )
                 host = external
+                exposed.add((container, external))
             elif container not in taken and is_free(container):
                 host = container
             else:
