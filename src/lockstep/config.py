@@ -5,11 +5,13 @@ Instantiated by the entry point (or a test), never at import time.
 
 from __future__ import annotations
 
+import grp
 import os
+import pwd
 from enum import StrEnum
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from lockstep.domain.quantities import parse_quantity
@@ -19,6 +21,30 @@ def default_data_dir() -> Path:
     """`$XDG_DATA_HOME/lockstep`, or `~/.local/share/lockstep`."""
     base = os.environ.get("XDG_DATA_HOME")
     return (Path(base) if base else Path.home() / ".local" / "share") / "lockstep"
+
+
+def user_ids(text: str) -> tuple[int, int, tuple[int, ...]]:
+    """`name`, `uid`, `uid:gid` or `name:group` as uid, gid and supplementary groups;
+    `ValueError` naming what this machine does not know."""
+    user, _, group = text.partition(":")
+    groups: tuple[int, ...] = ()
+    if user.isdigit():
+        uid, gid = int(user), int(user)
+    else:
+        try:
+            entry = pwd.getpwnam(user)
+        except KeyError:
+            raise ValueError(f"LOCKSTEP_POD_USER: this machine has no user {user!r}") from None
+        uid, gid = entry.pw_uid, entry.pw_gid
+        groups = tuple(g for g in os.getgrouplist(user, gid) if g != gid)
+    if group.isdigit():
+        gid = int(group)
+    elif group:
+        try:
+            gid = grp.getgrnam(group).gr_gid
+        except KeyError:
+            raise ValueError(f"LOCKSTEP_POD_USER: this machine has no group {group!r}") from None
+    return uid, gid, groups
 
 
 class LogFormat(StrEnum):
@@ -111,6 +137,11 @@ class Settings(BaseSettings):
     """Whether the local runtime runs pods in a sandbox (see runtimes/local/sandbox.py)."""
     data_volumes: dict[str, Path] = Field(default_factory=dict)
     """The data volumes pods may mount (read-only), as JSON: `{"<id>": "/srv/imagenet"}`."""
+    pod_user: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._-]+(:[A-Za-z0-9._-]+)?$")
+    """Who the local runtime's pods run as when their identity comes from the image
+    (uidGidSource fromTheImage), as an image's USER would say: `name`, `uid`, `uid:gid` or
+    `name:group`. Unset: lockstep's own user. Needs the sandbox, and lockstep running as root
+    unless it is lockstep's own user."""
     kubeconfig: Path | None = None
     """The kubeconfig of the cluster (runtime kubernetes); unset: the in-cluster config."""
     kube_context: str | None = None
@@ -131,6 +162,27 @@ class Settings(BaseSettings):
     def _absolute(cls, value: Path) -> Path:
         """Pods run in their own directories, so every path lockstep hands out is absolute."""
         return value.expanduser().resolve()
+
+    @model_validator(mode="after")
+    def _pod_user_can_be_had(self) -> Settings:
+        if self.pod_user is None:
+            return self
+        if self.sandbox is SandboxMode.OFF:
+            raise ValueError(
+                "LOCKSTEP_POD_USER needs the sandbox, which LOCKSTEP_SANDBOX=off turns off"
+            )
+        uid = user_ids(self.pod_user)[0]
+        if uid != os.geteuid() and os.geteuid() != 0:
+            raise ValueError(
+                f"LOCKSTEP_POD_USER: pods can run as uid {uid} only when lockstep runs as root"
+            )
+        return self
+
+    @property
+    def pod_identity(self) -> tuple[int, int, tuple[int, ...]] | None:
+        """`pod_user` as uid, gid and supplementary groups (a name's groups from this
+        machine's user database); None when unset."""
+        return None if self.pod_user is None else user_ids(self.pod_user)
 
     @property
     def resolved_database_url(self) -> str:

@@ -96,3 +96,27 @@ def test_ranks_started_on_a_worker_see_that_workers_mounts(
     assert done["phase"] == "Completed", done["phaseMessage"]
     log = pod_log(api, created["workloadId"], "mounted-launcher-0")
     assert log.count("seen-by-a-worker") == 2
+
+
+@pytest.mark.skipif(not MPIRUN.exists(), reason="Open MPI's mpirun is not installed beside python")
+def test_a_failed_launcher_fails_the_workload_and_its_workers_are_stopped(
+    live_server: LiveServer,
+) -> None:
+    """The workload's directory holds MPI's hostfile and agent beside its pods: stopping the
+    pods passes over it."""
+    api = live_server.api()
+    body = mpi_job(api.cluster_id(), "broken", workers=2, slots=1)
+    body["masterSpec"] |= {"command": sys.executable, "args": "-c 'raise SystemExit(3)'"}
+    created = api.create(body)
+    done = api.wait_for(created["workloadId"], {"Completed", "Failed"}, timeout=60)
+    assert done["phase"] == "Failed"
+    assert done["phaseMessage"].startswith("pod broken-launcher-0 exited with code 3")
+
+    def settled() -> dict[str, object] | None:
+        pods = api.get(f"/api/v1/workloads/{created['workloadId']}/pods").json()["pods"]
+        phases = {p["name"]: p["k8sPhase"] for p in pods}
+        return phases if "Running" not in phases.values() else None
+
+    phases = poll(settled, timeout=30, what="the workers to be stopped")
+    assert phases["broken-launcher-0"] == "Failed"
+    assert set(phases) == {"broken-launcher-0", "broken-worker-0", "broken-worker-1"}

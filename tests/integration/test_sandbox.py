@@ -17,7 +17,14 @@ from lockstep.config import SandboxMode, Settings
 from lockstep.runtimes.local.sandboxes import MEMORY_ROOT
 from tests.conftest import make_settings
 from tests.support.api import Api, poll
-from tests.support.git_server import PASSWORD, USER, GitServer, Repository, make_repository
+from tests.support.git_server import (
+    PASSWORD,
+    USER,
+    GitServer,
+    Repository,
+    make_repository,
+    serving,
+)
 from tests.support.pods import pod_log
 from tests.support.requests import distributed, python
 from tests.support.s3_server import ACCESS_KEY, SECRET_KEY, S3Server
@@ -294,16 +301,9 @@ def repository(tmp_path: Path) -> Repository:
 
 @pytest.fixture
 def git_server(repository: Repository, tmp_path: Path) -> Iterator[GitServer]:
-    import threading
-
     (tmp_path / "seen").mkdir()
-    server = GitServer(repository.bare.parent, tmp_path / "seen", echo=False, redirect_to=None)
-    thread = threading.Thread(target=server.serve_forever, args=(0.05,))
-    thread.start()
-    yield server
-    server.shutdown()
-    server.server_close()
-    thread.join()
+    with serving(repository.bare.parent, tmp_path / "seen") as server:
+        yield server
 
 
 def test_a_git_volume_shows_the_revision_asked_for(

@@ -9,6 +9,9 @@ import contextlib
 import os
 import stat
 import subprocess
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -84,6 +87,21 @@ class GitServer(ThreadingHTTPServer):
 
     def url(self, name: str) -> str:
         return f"http://127.0.0.1:{self.server_address[1]}/{name}"
+
+
+@contextmanager
+def serving(repositories: Path, temp: Path) -> Iterator[GitServer]:
+    """A plain server (no echo, no redirect) of the bare repositories in `repositories`,
+    shut down on leaving."""
+    server = GitServer(repositories, temp, echo=False, redirect_to=None)
+    thread = threading.Thread(target=server.serve_forever, args=(0.05,))
+    thread.start()
+    try:
+        yield server
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join()
 
 
 def snapshot_processes() -> list[bytes]:

@@ -135,7 +135,7 @@ def test_a_failed_pod_fails_the_workload_when_restart_policy_is_never(framework:
     the_plan = plan(framework, restartPolicy="Never")
     result = outcome(the_plan, pods(the_plan, [R, F, R], messages={1: "exited with code 1"}))
     failed = the_plan.replicas[1].pod_name
-    assert result == Outcome(Phase.FAILED, f"pod {failed} exited with code 1", failed_pod=failed)
+    assert result == Outcome(Phase.FAILED, f"pod {failed} exited with code 1", log_tail_of=failed)
     assert not result.restart
 
 
@@ -156,7 +156,16 @@ def test_the_first_pod_to_fail_is_named() -> None:
     statuses[2] = replace(statuses[2], finished_at=AT + timedelta(seconds=1))
     result = outcome(the_plan, statuses)
     assert result.message == "pod job-worker-1 two"
-    assert result.failed_pod == "job-worker-1"
+    assert result.log_tail_of == "job-worker-1"
+
+
+def test_a_pod_that_said_why_it_ended_is_not_followed_by_its_log() -> None:
+    the_plan = plan(restartPolicy="Never")
+    statuses = pods(the_plan, [R, F, R], messages={1: "could not make its volumes ready: x"})
+    statuses[1] = replace(statuses[1], explained=True)
+    result = outcome(the_plan, statuses)
+    assert result.message == "pod job-worker-0 could not make its volumes ready: x"
+    assert result.log_tail_of is None
 
 
 def test_pods_stopped_by_lockstep_are_not_failures() -> None:
@@ -165,7 +174,7 @@ def test_pods_stopped_by_lockstep_are_not_failures() -> None:
     statuses[1] = replace(statuses[1], stopped=True)
     result = outcome(the_plan, statuses)
     assert result.phase is not Phase.FAILED
-    assert result.failed_pod is None
+    assert result.log_tail_of is None
     assert not result.restart
 
 
@@ -176,7 +185,7 @@ def test_a_failed_pod_restarts_the_whole_gang_under_a_restarting_policy(policy: 
     assert result == Outcome(
         Phase.DEGRADED,
         "restarting every pod after pod job-worker-0 exited with code 3 (restart 1 of 6)",
-        failed_pod="job-worker-0",
+        log_tail_of="job-worker-0",
         restart=True,
     )
 

@@ -14,6 +14,7 @@ from lockstep.runtimes.local.isolation import (
     VolumeKind,
     isolation_asked,
     security_of,
+    shared_mount_paths,
     volumes_of,
 )
 from lockstep.runtimes.local.launch import Launch
@@ -97,6 +98,23 @@ def test_mounts_are_made_parents_first_with_readable_directories_in_private_memo
     assert host_mount_points(sandbox) == ["/data"]
 
 
+@pytest.mark.parametrize(
+    ("working_dir", "on_this_machine"),
+    [("/home/alice/run", True), ("/data/run", False), ("/tmp/run", False)],
+    ids=["on-the-root", "in-a-volume", "in-private-tmp"],
+)
+def test_a_missing_working_directory_is_made_where_it_lies(
+    working_dir: str, on_this_machine: bool
+) -> None:
+    """bwrap makes it inside the sandbox; on this machine's root the runtime makes it first
+    (a read-only root could not take it)."""
+    sandbox = SandboxSpec(mounts=(Mount("/data", source="/srv/data"),), working_dir=working_dir)
+    line = command(sandbox, ["true"])
+    at = line.index("--chdir")
+    assert line[at - 2 : at + 2] == ["--dir", working_dir, "--chdir", working_dir]
+    assert (working_dir in host_mount_points(sandbox)) is on_this_machine
+
+
 def test_seccomp_needs_its_descriptor() -> None:
     with pytest.raises(ValueError, match="file descriptor"):
         command(SandboxSpec(seccomp=True), ["true"])
@@ -124,6 +142,20 @@ def test_what_the_storage_asks_for() -> None:
     assert claim.size_bytes == 2 * 2**30
     assert config.mode == 0o440 and fast.memory and fast.size_bytes == 2**20
     assert [a.to_json() for a in asks] == [type(a).from_json(a.to_json()).to_json() for a in asks]
+
+
+def test_two_volumes_at_one_path_are_named() -> None:
+    storage = {
+        "configMapVolume": [{"configMap": "cfg", "mountPath": "text"}],
+        "secretVolume": [{"secret": "s", "mountPath": "/text/"}],
+        "emptyDirVolume": [{"path": "/fast"}],
+    }
+    assert shared_mount_paths(volumes_of(spec(storage=storage))) == [
+        "configMapVolume and secretVolume mount at the same path, /text: each volume needs a "
+        "mount path of its own"
+    ]
+    del storage["secretVolume"]
+    assert shared_mount_paths(volumes_of(spec(storage=storage))) == []
 
 
 def test_what_the_security_context_asks_for() -> None:
@@ -198,6 +230,26 @@ def test_another_identity_needs_root_and_run_as_non_root_refuses_uid_0() -> None
     as_root = Sandboxing("/usr/bin/bwrap", as_root=True)
     with pytest.raises(PodStartError, match="runAsNonRoot"):
         apply(policy(as_root), security={"runAsNonRoot": True})
+
+
+def test_pods_whose_identity_comes_from_the_image_run_as_the_pod_user() -> None:
+    """LOCKSTEP_POD_USER stands for the image's user: it satisfies runAsNonRoot, yields to a
+    custom identity, and is refused by name where no sandbox can apply it."""
+    as_root = Sandboxing("/usr/bin/bwrap", as_root=True)
+    image_user = Identity(65534, 65534, (100,))
+    chosen = dataclasses.replace(policy(as_root), image_user=image_user)
+    sandboxed = apply(chosen, security={"runAsNonRoot": True, "uidGidSource": "fromTheImage"})
+    assert sandboxed.sandbox is not None and sandboxed.sandbox.identity == image_user
+    custom = apply(chosen, security={"uidGidSource": "custom", "runAsUid": 7, "runAsGid": 8})
+    assert custom.sandbox is not None and custom.sandbox.identity == Identity(7, 8)
+    with pytest.raises(PodStartError, match=r"uid 0, LOCKSTEP_POD_USER"):
+        apply(
+            dataclasses.replace(chosen, image_user=Identity(0, 0)),
+            security={"runAsNonRoot": True},
+        )
+    missing = dataclasses.replace(chosen, sandboxing=Sandboxing(None, "bwrap is missing"))
+    with pytest.raises(PodStartError, match=r"the user LOCKSTEP_POD_USER names \(uid 65534\)"):
+        apply(missing)
 
 
 def test_a_sandboxed_launch_sees_its_workload_and_loses_tmpdir() -> None:

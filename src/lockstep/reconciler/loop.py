@@ -285,8 +285,8 @@ class Reconciler:
         )
         result = outcome(plan, statuses)
         message = result.message
-        if result.failed_pod is not None:
-            message += self._log_tail(workload, result.failed_pod)
+        if result.log_tail_of is not None:
+            message += self._log_tail(workload, result.log_tail_of)
         if result.restart:
             self._restart_gang(workload, plan, statuses, change)
         target = result.phase

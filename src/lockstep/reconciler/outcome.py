@@ -30,8 +30,9 @@ MAX_BACKOFF_SECONDS = 300.0
 class Outcome:
     phase: Phase
     message: str = ""
-    failed_pod: str | None = None
-    """The pod whose failure decided the outcome."""
+    log_tail_of: str | None = None
+    """The pod whose log's last lines the message ends with: the failed pod that decided the
+    outcome, unless its own termination message says why it ended."""
     restart: bool = False
     """Stop the whole gang and start it again (after `restart_backoff`)."""
 
@@ -61,20 +62,21 @@ def outcome(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> Outcome:
     if failed:
         first = failed[0]
         reason = f"pod {first.name} {first.message}".rstrip()
+        tail = None if first.explained else first.name
         restarts = gang_restarts(plan, pods)
         if plan.restart_policy is RestartPolicy.NEVER or first.exit_code is None:
-            return Outcome(Phase.FAILED, reason, failed_pod=first.name)
+            return Outcome(Phase.FAILED, reason, log_tail_of=tail)
         if restarts >= plan.backoff_limit:
             return Outcome(
                 Phase.FAILED,
                 f"{reason}; the workload has reached the specified backoff limit "
                 f"({plan.backoff_limit})",
-                failed_pod=first.name,
+                log_tail_of=tail,
             )
         return Outcome(
             Phase.DEGRADED,
             f"restarting every pod after {reason} (restart {restarts + 1} of {plan.backoff_limit})",
-            failed_pod=first.name,
+            log_tail_of=tail,
             restart=True,
         )
     started = len(pods) >= plan.required_pods

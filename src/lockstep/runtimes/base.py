@@ -47,6 +47,9 @@ class PodStatus:
     ports: tuple[PortBinding, ...] = ()
     unapplied: tuple[str, ...] = ()
     """What its spec asks that the runtime does not apply (reported once, as a warning)."""
+    explained: bool = False
+    """Its message says why it ended in its own words (a termination message), so the last
+    lines of its log need not."""
 
 
 OOM_KILLED = "OOMKilled"

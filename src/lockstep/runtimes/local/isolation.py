@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from pathlib import PurePosixPath
 from typing import Any, TypeVar
 
 from lockstep.domain.quantities import parse_quantity
@@ -213,6 +214,20 @@ def volumes_of(spec: PodSpec) -> list[VolumeAsk]:
     return [
         a if a.target.startswith("/") else dataclasses.replace(a, target=f"/{a.target}")
         for a in asks
+    ]
+
+
+def shared_mount_paths(asks: Sequence[VolumeAsk]) -> list[str]:
+    """One message for each path that more than one volume mounts at (a pod cannot have
+    both, so it is refused, as Kubernetes refuses it)."""
+    at: dict[PurePosixPath, list[VolumeAsk]] = {}
+    for ask in asks:
+        at.setdefault(PurePosixPath(ask.target), []).append(ask)
+    return [
+        f"{' and '.join(ask.kind.value for ask in sharing)} mount at the same path, {path}: "
+        "each volume needs a mount path of its own"
+        for path, sharing in at.items()
+        if len(sharing) > 1
     ]
 
 

@@ -22,6 +22,7 @@ from lockstep.runtimes.local.devices import gpu_environment
 from lockstep.runtimes.local.launch import LOOPBACK, Launch, PodIdentity, launch_of
 from lockstep.runtimes.local.ports import WorkloadPorts
 from lockstep.runtimes.local.sandboxes import SandboxPolicy
+from lockstep.runtimes.local.state import MPI_DIRECTORY, PodFiles
 from lockstep.schemas.distributed import DistributedFramework
 
 NOT_PLACED = "<assigned at start>"
@@ -55,13 +56,13 @@ class Launches:
         replica = plan.replica(pod_name)
         runtime_env = gpu_environment(on) if on is not None else {}
         if replica.spec.create_home_dir:
-            runtime_env["HOME"] = str(self.root / workload.id / pod_name / "home")
+            runtime_env["HOME"] = str(PodFiles(self.root / workload.id / pod_name).home)
         if plan.framework is DistributedFramework.MPI:
             runtime_env |= mpi.ON_ONE_MACHINE
             if replica.role is Role.LAUNCHER:
                 runtime_env |= mpi.paths(
-                    hostfile_path=str(self.root / workload.id / "mpi" / "hostfile"),
-                    agent_path=str(self.root / workload.id / "mpi" / "rsh"),
+                    hostfile_path=str(self.root / workload.id / MPI_DIRECTORY / "hostfile"),
+                    agent_path=str(self.root / workload.id / MPI_DIRECTORY / "rsh"),
                 )
         launch = launch_of(
             plan,

@@ -30,6 +30,7 @@ from lockstep.frameworks import mpi
 from lockstep.runtimes.base import OOM_KILLED, PodStartError, PodStatus
 from lockstep.runtimes.local import machine, processes
 from lockstep.runtimes.local.confinement import Confined, Confinement
+from lockstep.runtimes.local.isolation import shared_mount_paths
 from lockstep.runtimes.local.launch import LOOPBACK, Launch, resolve_references
 from lockstep.runtimes.local.launches import Launches
 from lockstep.runtimes.local.logs import DEFAULT_MAX_BYTES, LogCollector, make_pipe, parse
@@ -42,9 +43,16 @@ from lockstep.runtimes.local.sandboxes import (
     make_mount_points,
     seccomp_descriptor,
 )
-from lockstep.runtimes.local.state import PodFiles, PodState, read_json, write_json
+from lockstep.runtimes.local.state import (
+    MPI_DIRECTORY,
+    PodFiles,
+    PodState,
+    read_json,
+    write_json,
+)
+from lockstep.runtimes.local.volumes import VolumeError
 from lockstep.runtimes.local.volumes.prepare import ephemeral_claims, missing_claims, prepare
-from lockstep.runtimes.local.volumes.setup import setup_command
+from lockstep.runtimes.local.volumes.setup import NOT_READY, setup_command
 from lockstep.runtimes.local.watcher import ExitWatcher
 from lockstep.schemas.distributed import DistributedFramework, MpiLauncherCreationPolicy
 
@@ -179,7 +187,7 @@ class LocalRuntime:
 
     def _prepare_mpi(self, workload_id: str, plan: ReplicaPlan) -> None:
         """The hostfile and the remote-start agent the launcher's mpirun uses."""
-        directory = self._root / workload_id / "mpi"
+        directory = self._root / workload_id / MPI_DIRECTORY
         if (directory / "rsh").exists():
             return
         directory.mkdir(parents=True, exist_ok=True)
@@ -195,8 +203,8 @@ class LocalRuntime:
             if not directory.is_dir():
                 return []
             statuses = []
-            for pod_dir in sorted(p for p in directory.iterdir() if p.is_dir()):
-                status = self._status(PodFiles(pod_dir))
+            for files in _pods_in(directory):
+                status = self._status(files)
                 if status is not None:
                     statuses.append(status)
             return statuses
@@ -231,9 +239,11 @@ class LocalRuntime:
                 return True
             now = self._now()
             running = False
-            for pod_dir in (p for p in directory.iterdir() if p.is_dir()):
-                files = PodFiles(pod_dir)
-                state = files.read_state()
+            for files in _pods_in(directory):
+                try:
+                    state = files.read_state()
+                except FileNotFoundError:
+                    continue  # being created
                 if not self._alive(state):
                     self._sweep(files, state)
                     continue
@@ -326,16 +336,18 @@ class LocalRuntime:
         except (PodStartError, LockstepError) as error:
             files.write_state(state.evolve(error=str(error)))
             return
+        argv: Sequence[str] = launch.argv
+        inherited: processes.Inherited | None = None
         try:
-            argv, inherited = (
-                self._sandboxed(workload_id, launch) if launch.sandbox else (launch.argv, None)
-            )
+            if launch.sandbox is not None:
+                said = files.termination_message(state.attempt)
+                argv, inherited = self._sandboxed(workload_id, launch, termination_message=said)
         except (PodStartError, OSError) as error:
             files.write_state(state.evolve(error=str(error)))
             return
         try:
             if launch.create_home_dir:
-                home = Path(launch.env["HOME"])
+                home = files.home
                 home.mkdir(exist_ok=True)
                 if launch.sandbox is not None and launch.sandbox.identity is not None:
                     os.chown(home, launch.sandbox.identity.uid, launch.sandbox.identity.gid)
@@ -373,19 +385,33 @@ class LocalRuntime:
             self._prober.watch(state.uid, workload_id, launch.readiness, started=time.monotonic())
 
     def _sandboxed(
-        self, workload_id: str, launch: Launch
+        self, workload_id: str, launch: Launch, *, termination_message: Path
     ) -> tuple[Sequence[str], processes.Inherited | None]:
         """The pod's command in its sandbox, its volumes made ready (the remote ones — git,
         s3, NFS — by a set-up process in the pod's own process group, so that a slow clone
-        neither holds up lockstep nor outlives the pod)."""
+        neither holds up lockstep nor outlives the pod). Every volume that cannot be made ready
+        is named in one message: by a `VolumeError` here, or by the set-up process when the
+        pod has remote volumes too."""
         sandbox, policy = launch.sandbox, self._sandboxes
         if sandbox is None or policy is None or policy.sandboxing is None:
             raise PodStartError("the pod's sandbox is gone: lockstep now runs without one")
         places = policy.places(workload_id, launch.pod_name, launch.project_id, self._root)
         values = self._values(launch.project_id)
-        local = [volume for volume in launch.volumes if not volume.remote]
-        prepare(local, places, values=values, owner=sandbox.identity)
-        make_mount_points(sandbox)
+        problems = shared_mount_paths(launch.volumes)
+        try:
+            prepare(
+                [volume for volume in launch.volumes if not volume.remote],
+                places,
+                values=values,
+                owner=sandbox.identity,
+            )
+        except VolumeError as error:
+            problems.append(str(error))
+        remote = [volume for volume in launch.volumes if volume.remote]
+        if problems and not remote:
+            raise VolumeError(f"{NOT_READY}{'; '.join(problems)}")
+        if not problems:
+            make_mount_points(sandbox)
         inherited = None
         if sandbox.seccomp:
             kept = sandbox.capabilities or ()
@@ -398,9 +424,17 @@ class LocalRuntime:
             setpriv=policy.sandboxing.setpriv,
             seccomp_fd=SECCOMP_FD if sandbox.seccomp else None,
         )
-        remote = [volume for volume in launch.volumes if volume.remote]
         if remote:
-            argv = setup_command(places, remote, values, argv, owner=sandbox.identity)
+            argv = setup_command(
+                places,
+                remote,
+                values,
+                argv,
+                owner=sandbox.identity,
+                problems=problems,
+                termination_message=termination_message,
+                pass_fds=() if inherited is None else (inherited.number,),
+            )
         return argv, inherited
 
     def _launch_in(self, files: PodFiles) -> Launch:
@@ -539,10 +573,12 @@ class LocalRuntime:
                 else "the pod's process ended without recording an exit status"
             )
             return PodStatus(phase=PodPhase.FAILED, message=message, **common)
+        said = _termination_message(files.termination_message(state.attempt))
         return PodStatus(
             phase=PodPhase.SUCCEEDED if code == 0 else PodPhase.FAILED,
             exit_code=code,
-            message=processes.describe_exit(code),
+            message=processes.describe_exit(code) if said is None else said,
+            explained=said is not None,
             **common,
         )
 
@@ -552,14 +588,23 @@ class LocalRuntime:
         """Watch every live pod left by a previous run of lockstep, and collect the output of
         every pod not swept yet (one that ended meanwhile may have left lines in its pipe)."""
         for workload_dir in (p for p in self._root.iterdir() if p.is_dir()):
-            for pod_dir in (p for p in workload_dir.iterdir() if p.is_dir()):
-                files = PodFiles(pod_dir)
+            for files in _pods_in(workload_dir):
                 with contextlib.suppress(FileNotFoundError):
                     state = files.read_state()
                     if state.pid is not None and not state.swept:
                         self._logs.attach(files)
                     if self._alive(state):
                         self._adopt(workload_dir.name, files, state)
+
+
+def _pods_in(workload_dir: Path) -> list[PodFiles]:
+    """The pods of a workload's directory, by name (not its other directories, such as
+    MPI's)."""
+    return [
+        PodFiles(path)
+        for path in sorted(workload_dir.iterdir())
+        if path.is_dir() and path.name != MPI_DIRECTORY
+    ]
 
 
 def describe(limit: int | None) -> str:
@@ -582,6 +627,18 @@ def _remove_all_but_logs(files: PodFiles) -> None:
 def _mtime(path: Path) -> float | None:
     try:
         return path.stat().st_mtime
+    except FileNotFoundError:
+        return None
+
+
+TERMINATION_MESSAGE_BYTES = 4096
+"""As much of a termination message as is kept (Kubernetes keeps as much)."""
+
+
+def _termination_message(path: Path) -> str | None:
+    try:
+        with path.open("rb") as handle:
+            return handle.read(TERMINATION_MESSAGE_BYTES).decode(errors="replace").strip() or None
     except FileNotFoundError:
         return None
 

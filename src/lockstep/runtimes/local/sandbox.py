@@ -178,8 +178,8 @@ def command(
         if seccomp_fd is None:
             raise ValueError("a sandbox with seccomp needs the filter's file descriptor")
         line += ["--seccomp", str(seccomp_fd)]
-    if spec.working_dir:
-        line += ["--chdir", spec.working_dir]
+    if spec.working_dir:  # made when missing, as container runtimes make it
+        line += ["--dir", spec.working_dir, "--chdir", spec.working_dir]
     line.append("--")
     line += _privileges(spec, setpriv=setpriv)
     return [*line, env, "--default-signal=TERM", *argv]
@@ -194,18 +194,22 @@ def _private_roots(spec: SandboxSpec) -> list[PurePosixPath]:
 
 
 def host_mount_points(spec: SandboxSpec) -> list[str]:
-    """Mount targets outside the sandbox's memory file systems: they are on this machine's
-    root, which bwrap cannot add to once it is bound read-only, so the runtime makes any that
-    are missing (empty directories) before the pod starts."""
+    """Mount targets outside the sandbox's memory file systems, and the working directory
+    when it is under no mount either: they are on this machine's root, which bwrap cannot add
+    to once it is bound read-only, so the runtime makes any that are missing (empty
+    directories) before the pod starts."""
     roots = _private_roots(spec)
-    return [
-        mount.target
-        for mount in spec.mounts
-        if not any(
-            root == PurePosixPath(mount.target) or root in PurePosixPath(mount.target).parents
-            for root in roots
-        )
-    ]
+    found = [mount.target for mount in spec.mounts if not _under(mount.target, roots)]
+    if spec.working_dir and not _under(
+        spec.working_dir, [*roots, *(PurePosixPath(m.target) for m in spec.mounts)]
+    ):
+        found.append(spec.working_dir)
+    return found
+
+
+def _under(path: str, roots: Sequence[PurePosixPath]) -> bool:
+    at = PurePosixPath(path)
+    return any(root == at or root in at.parents for root in roots)
 
 
 def _privileges(spec: SandboxSpec, *, setpriv: str) -> list[str]:

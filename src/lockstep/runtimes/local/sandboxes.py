@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import pwd
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,6 +30,7 @@ from lockstep.runtimes.local.isolation import (
 )
 from lockstep.runtimes.local.launch import Launch
 from lockstep.runtimes.local.sandbox import (
+    Identity,
     Mount,
     MountKind,
     Sandboxing,
@@ -53,7 +55,10 @@ class SandboxPolicy:
     memory_root: Path
     """Where pods' in-memory files go (under /dev/shm)."""
     euid: int
-    """lockstep's own user: the pods' user unless their spec names another."""
+    """lockstep's own user: the pods' user unless their spec or `image_user` names another."""
+    image_user: Identity | None = None
+    """Who pods whose identity comes from the image run as (LOCKSTEP_POD_USER); None:
+    lockstep's own user."""
     data_volumes: Mapping[str, Path] = field(default_factory=dict)
     installation: tuple[str, ...] = ()
     """lockstep's own installation where it lies under /tmp (a checkout, its venv): bound
@@ -87,6 +92,8 @@ class SandboxPolicy:
         if self.sandboxing is None:
             return dataclasses.replace(launch, unapplied=tuple(asked))
         if not self.sandboxing.available:
+            if self.image_user is not None and security_of(spec).identity is None:
+                asked.append(f"the user LOCKSTEP_POD_USER names (uid {self.image_user.uid})")
             if asked:
                 raise PodStartError(
                     f"the pod asks for {', '.join(asked)}, which needs a sandbox, and "
@@ -94,7 +101,7 @@ class SandboxPolicy:
                 )
             return launch
         security = security_of(spec)
-        identity = security.identity
+        identity = security.identity or self.image_user
         if identity is not None and identity.uid != self.euid and not self.sandboxing.as_root:
             raise PodStartError(
                 f"security: the pod asks to run as uid {identity.uid}, and lockstep (uid "
@@ -106,9 +113,16 @@ class SandboxPolicy:
             )
         user = identity.uid if identity is not None else self.euid
         if security.run_as_non_root and user == 0:
+            whose = (
+                "its runAsUid"
+                if security.identity is not None
+                else "LOCKSTEP_POD_USER"
+                if self.image_user is not None
+                else "lockstep's own user; LOCKSTEP_POD_USER names another"
+            )
             raise PodStartError(
-                "security: runAsNonRoot, and the pod would run as root (uid 0, lockstep's own "
-                "user): give it a runAsUid other than 0 with uidGidSource custom"
+                f"security: runAsNonRoot, and the pod would run as root (uid 0, {whose}): "
+                "give it a runAsUid other than 0 with uidGidSource custom"
             )
         places = self.places(workload.id, launch.pod_name, workload.project_id, runtime_root)
         volumes = [
@@ -123,8 +137,14 @@ class SandboxPolicy:
         workload_dir = str(places.workload_dir)
         own = Mount(workload_dir, MountKind.BIND, source=workload_dir)
         installed = (Mount(p, MountKind.BIND, source=p, read_only=True) for p in self.installation)
+        mounts = [own, *installed, *(mount_of(volume, places) for volume in volumes)]
+        env = {k: v for k, v in launch.env.items() if k != "TMPDIR"}  # /tmp is the pod's own
+        if launch.create_home_dir and identity is not None:
+            # Another user may not reach the pod's directory: its home is bound where it can.
+            env["HOME"] = home_of(identity.uid)
+            mounts.append(Mount(env["HOME"], MountKind.BIND, source=launch.env["HOME"]))
         sandbox = SandboxSpec(
-            mounts=(own, *installed, *(mount_of(volume, places) for volume in volumes)),
+            mounts=tuple(mounts),
             read_only_root=security.read_only_root,
             identity=identity,
             capabilities=security.capabilities,
@@ -135,26 +155,32 @@ class SandboxPolicy:
             gpu_devices=gpu_device_nodes() if on is not None and on.gpus else (),
         )
         notes = tuple(n for n in launch.notes if not n.startswith("largeShmRequest"))
-        env = {k: v for k, v in launch.env.items() if k != "TMPDIR"}  # /tmp is the pod's own
         return dataclasses.replace(
             launch, sandbox=sandbox, volumes=tuple(volumes), notes=notes, env=env
         )
 
 
+def home_of(uid: int) -> str:
+    """Where a pod running as `uid` has its home in its sandbox: /home/<its name on this
+    machine>, or /home/<uid> for a user this machine does not know."""
+    try:
+        return f"/home/{pwd.getpwuid(uid).pw_name}"
+    except KeyError:
+        return f"/home/{uid}"
+
+
 def make_mount_points(spec: SandboxSpec) -> None:
-    """Make the missing mount targets on this machine's root (see `host_mount_points`):
-    empty directories, or empty files where a file is bound."""
-    for mount in spec.mounts:
-        if mount.target not in host_mount_points(spec):
+    """Make the missing mount targets (and working directory) on this machine's root (see
+    `host_mount_points`): empty directories, or empty files where a file is bound."""
+    files = {m.target for m in spec.mounts if m.source is not None and Path(m.source).is_file()}
+    for path in map(Path, host_mount_points(spec)):
+        if path.exists():
             continue
-        target = Path(mount.target)
-        if target.exists():
-            continue
-        if mount.source is not None and Path(mount.source).is_file():
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.touch()
+        if str(path) in files:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.touch()
         else:
-            target.mkdir(parents=True, exist_ok=True)
+            path.mkdir(parents=True, exist_ok=True)
 
 
 def seccomp_descriptor(capabilities: Sequence[str]) -> int:
@@ -172,11 +198,13 @@ MEMORY_ROOT = Path("/dev/shm/lockstep")  # noqa: S108 - this machine's memory fi
 def policy_of(settings: Settings) -> SandboxPolicy:
     """The sandbox policy of this machine: probed (bwrap found and working) unless the
     settings turn the sandbox off."""
+    image_user = settings.pod_identity
     return SandboxPolicy(
         sandboxing=probe() if settings.sandbox is SandboxMode.AUTO else None,
         claims_dir=settings.claims_dir,
         memory_root=MEMORY_ROOT,
         euid=os.geteuid(),
+        image_user=None if image_user is None else Identity(*image_user),
         data_volumes=settings.data_volumes,
         installation=installation_under_tmp(),
     )

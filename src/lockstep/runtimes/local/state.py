@@ -23,6 +23,10 @@ from typing import Any
 
 import orjson
 
+MPI_DIRECTORY = "mpi"
+"""Beside its pods' directories, a workload's directory holds this one: MPI's hostfile and
+remote-start agent."""
+
 
 def write_json(path: Path, data: Any, *, mode: int = 0o644) -> None:
     """Replace `path` atomically with `data` as JSON, durably."""
@@ -105,6 +109,15 @@ class PodFiles:
 
     def exit_file(self, attempt: int) -> Path:
         return self.directory / f"exit-{attempt}"
+
+    @property
+    def home(self) -> Path:
+        """The pod's home directory, when its spec asks for one (createHomeDir)."""
+        return self.directory / "home"
+
+    def termination_message(self, attempt: int) -> Path:
+        """Why the attempt ended, in the words of whoever ended it (the volumes' set-up)."""
+        return self.directory / f"termination-{attempt}"
 
     def pid_file(self, attempt: int) -> Path:
         return self.directory / f"exit-{attempt}.pid"

@@ -119,7 +119,7 @@ def prepare(
         try:
             _prepare(ask, places, values=values, owner=owner)
         except VolumeError as error:
-            problems.append(str(error))
+            problems.append(_named(ask, error))
     if problems:
         raise VolumeError("; ".join(problems))
 
@@ -148,20 +148,29 @@ def _prepare(
         _download(ask, places, values, owner)
 
 
-def finish(asks: Sequence[VolumeAsk], places: Places, *, values: ProjectValues) -> list[str]:
-    """After the pod has ended: s3 volumes written back, NFS unmounted, secrets forgotten.
-    Returns what could not be done (each a message for the pod's events)."""
+def finish(
+    asks: Sequence[VolumeAsk], places: Places, *, values: ProjectValues, write_back: bool = True
+) -> list[str]:
+    """After the pod has ended: s3 volumes written back (unless `write_back` is false: the pod
+    never ran), NFS unmounted, secrets forgotten. Returns what could not be done (each a
+    message for the pod's events)."""
     problems: list[str] = []
     for ask in asks:
         try:
-            if ask.kind is VolumeKind.S3:
+            if ask.kind is VolumeKind.S3 and write_back:
                 _upload(ask, places, values)
             elif ask.kind is VolumeKind.NFS:
                 _unmount(places.own(ask))
         except VolumeError as error:
-            problems.append(str(error))
+            problems.append(_named(ask, error))
     shutil.rmtree(places.memory_dir, ignore_errors=True)
     return problems
+
+
+def _named(ask: VolumeAsk, error: VolumeError) -> str:
+    """The error, beginning with the kind of volume it is about."""
+    text = str(error)
+    return text if text.startswith(f"{ask.kind.value}:") else f"{ask.kind.value}: {text}"
 
 
 def _directory(path: Path, owner: Identity | None) -> None:
@@ -214,6 +223,11 @@ def _files(
 
 
 def _mount_nfs(ask: VolumeAsk, places: Places) -> None:
+    if not any(Path(d, "mount.nfs").exists() for d in ("/sbin", "/usr/sbin")):
+        raise VolumeError(
+            f"nfs: could not mount {ask.source}: this machine cannot mount NFS (no mount.nfs, "
+            "which the Debian package nfs-common has)"
+        )
     target = places.own(ask)
     target.mkdir(parents=True, exist_ok=True)
     options = "ro" if ask.read_only else "rw"

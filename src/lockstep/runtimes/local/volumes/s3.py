@@ -109,7 +109,7 @@ def credentials_of(s3: S3, secrets: ProjectValues) -> S3Credentials | None:
     bucket = s3.bucket or "?"
     if name not in secrets.secrets:
         raise VolumeError(
-            f"cannot mount s3 bucket {bucket!r}: the secret {name!r} named by accessKeySecret "
+            f"cannot read s3 bucket {bucket!r}: the secret {name!r} named by accessKeySecret "
             "does not exist in the project"
         )
     values = {key: secrets.secret(name, key) for key in (id_key, secret_key)}
@@ -117,14 +117,14 @@ def credentials_of(s3: S3, secrets: ProjectValues) -> S3Credentials | None:
     if missing:
         keys = " and ".join(repr(key) for key in missing)
         raise VolumeError(
-            f"cannot mount s3 bucket {bucket!r}: the secret {name!r} has no "
+            f"cannot read s3 bucket {bucket!r}: the secret {name!r} has no "
             f"{'keys' if len(missing) > 1 else 'key'} {keys} (the access key id is read from "
             f"key {id_key!r}, the secret key from key {secret_key!r})"
         )
     for key, value in values.items():
         if not value or not value.isprintable():
             raise VolumeError(
-                f"cannot mount s3 bucket {bucket!r}: the value of key {key!r} of secret "
+                f"cannot read s3 bucket {bucket!r}: the value of key {key!r} of secret "
                 f"{name!r} is {'empty' if not value else 'not one line of printable text'}"
             )
     return S3Credentials(

@@ -6,8 +6,10 @@ It reads what to prepare from the set-up file the runtime wrote in memory (0600,
 soon as it is read: the credentials it holds then live only in this process), prepares the
 volumes, runs the command, and once the command has ended writes the s3 volumes back and
 unmounts NFS. A volume that cannot be prepared ends the pod with exit status 1 and the reason
-(credentials redacted) as the last line of its log. Running in the pod's process group, it is
-stopped with the pod, and a slow clone holds up neither lockstep nor the other pods.
+(credentials redacted) as the last line of its log, after the problems the runtime found with
+the pod's other volumes (so that every volume that cannot be made ready is named together).
+Running in the pod's process group, it is stopped with the pod, and a slow clone holds up
+neither lockstep nor the other pods.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ from lockstep.runtimes.local.volumes.prepare import Places, finish, prepare
 
 SETUP_FILE = "setup.json"
 VOLUME_FAILED = 1
+NOT_READY = "could not make its volumes ready: "
+"""How the pod's message begins when its volumes are not all ready."""
 
 
 def setup_command(
@@ -38,9 +42,15 @@ def setup_command(
     argv: Sequence[str],
     *,
     owner: Identity | None,
+    problems: Sequence[str] = (),
+    termination_message: Path,
+    pass_fds: Sequence[int] = (),
 ) -> list[str]:
     """`argv` behind the set-up of `volumes`, whose description (with the project's secrets
-    they name) goes to a file in the pod's memory directory."""
+    they name) goes to a file in the pod's memory directory. `problems`: what is wrong with
+    the pod's other volumes; with any, the set-up reports them with its own and `argv` never
+    runs. Why the set-up failed goes to `termination_message` too, as the pod's own reason.
+    `pass_fds`: descriptors the set-up hands on to `argv` (the seccomp filter bwrap reads)."""
     places.memory_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
     path = places.memory_dir / SETUP_FILE
     content = {
@@ -53,6 +63,9 @@ def setup_command(
         },
         "owner": None if owner is None else [owner.uid, owner.gid, list(owner.groups)],
         "volumes": [volume.to_json() for volume in volumes],
+        "problems": list(problems),
+        "terminationMessage": str(termination_message),
+        "passFds": list(pass_fds),
         "secrets": {name: dict(values.secrets[name]) for name in _secrets_named(volumes, values)},
     }
     descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -95,15 +108,21 @@ def main(arguments: list[str]) -> int:
         owner = Identity(uid, gid, tuple(groups))
     volumes = [VolumeAsk.from_json(v) for v in content["volumes"]]
     values = ProjectValues(secrets=content["secrets"])
+    problems = list(content.get("problems") or ())
     try:
         prepare(volumes, places, values=values, owner=owner)
     except VolumeError as error:
-        print(f"lockstep: {error}", file=sys.stderr, flush=True)
+        problems.append(str(error))
+    if problems:
+        reason = f"{NOT_READY}{'; '.join(problems)}"
+        print(f"lockstep: {reason}", file=sys.stderr, flush=True)
+        Path(content["terminationMessage"]).write_text(reason)
+        finish(volumes, places, values=values, write_back=False)  # NFS mounted, unmounted
         return VOLUME_FAILED
     # Stopping the pod signals its whole group: the command ends, this process stays to write
     # the volumes back (a handler, unlike SIG_IGN, is not inherited by the command).
     signal.signal(signal.SIGTERM, lambda *_: None)
-    with subprocess.Popen(command) as child:
+    with subprocess.Popen(command, pass_fds=content["passFds"]) as child:
         status = child.wait()
     for problem in finish(volumes, places, values=values):
         print(f"lockstep: {problem}", file=sys.stderr, flush=True)

@@ -1,0 +1,71 @@
+"""lockstep's settings: who pods run as when their identity comes from the image
+(LOCKSTEP_POD_USER), and how a wrong setting is reported at start-up (one line per setting,
+named as its variable, no traceback)."""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+
+import pytest
+from pydantic import ValidationError
+from typer.testing import CliRunner
+
+from lockstep.cli.main import app
+from lockstep.config import SandboxMode, Settings, user_ids
+
+
+def test_a_pod_user_is_a_name_a_uid_or_either_with_a_group() -> None:
+    nobody = pwd.getpwnam("nobody")
+    assert user_ids("nobody")[:2] == (nobody.pw_uid, nobody.pw_gid)
+    assert user_ids("nobody:daemon")[:2] == (nobody.pw_uid, grp.getgrnam("daemon").gr_gid)
+    assert user_ids("1234") == (1234, 1234, ())
+    assert user_ids("1234:56") == (1234, 56, ())
+
+
+def test_a_named_user_keeps_its_supplementary_groups() -> None:
+    root = pwd.getpwnam("root")
+    expected = tuple(g for g in os.getgrouplist("root", root.pw_gid) if g != root.pw_gid)
+    assert user_ids("root") == (0, root.pw_gid, expected)
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("ghost-user", "this machine has no user 'ghost-user'"),
+        ("nobody:ghost-group", "this machine has no group 'ghost-group'"),
+    ],
+)
+def test_an_unknown_user_or_group_is_named(value: str, message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        Settings(pod_user=value)
+
+
+def test_a_pod_user_needs_the_sandbox() -> None:
+    with pytest.raises(ValidationError, match="LOCKSTEP_POD_USER needs the sandbox"):
+        Settings(pod_user="nobody", sandbox=SandboxMode.OFF)
+    assert Settings(pod_user="1234:56").pod_identity == (1234, 56, ())
+    assert Settings().pod_identity is None
+
+
+def test_wrong_settings_are_named_by_their_variables_without_a_traceback() -> None:
+    environment = {
+        "LOCKSTEP_SANDBOX": "sometimes",
+        "LOCKSTEP_PORT": "eighty",
+        "LOCKSTEP_NODES": '[{"pool": 3}]',
+        "LOCKSTEP_POD_USER": "a user",
+    }
+    result = CliRunner().invoke(app, ["serve"], env=environment)
+    assert result.exit_code == 2
+    lines = result.output.splitlines()
+    assert "lockstep: LOCKSTEP_SANDBOX: Input should be 'auto' or 'off'" in lines
+    assert any(
+        line.startswith("lockstep: LOCKSTEP_PORT: Input should be a valid integer")
+        for line in lines
+    )
+    assert "lockstep: LOCKSTEP_NODES (0.pool): Input should be a valid string" in lines
+    assert any(
+        line.startswith("lockstep: LOCKSTEP_POD_USER: String should match") for line in lines
+    )
+    assert "Traceback" not in result.output
