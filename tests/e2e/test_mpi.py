@@ -3,13 +3,16 @@ ranks, each started inside its worker pod by lockstep's agent, and they allreduc
 
 from __future__ import annotations
 
+import json
 import os
+import socket
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from lockstep.runtimes.local.worker_agent import address
 from tests.support.api import poll
 from tests.support.pods import pod_log
 from tests.support.requests import EXAMPLES, distributed
@@ -78,12 +81,18 @@ def test_mpi_allreduce_across_workers_and_slots(live_server: LiveServer, policy:
     }
 
 
+CONFINED = {"seccompProfileType": "RuntimeDefault", "capabilities": ["CHOWN", "KILL"]}
+"""The security context of the documentation's example: no namespaces can be made inside."""
+
+
 @pytest.mark.skipif(not MPIRUN.exists(), reason="Open MPI's mpirun is not installed beside python")
+@pytest.mark.parametrize("security", [None, CONFINED], ids=["plain", "confined"])
 def test_ranks_started_on_a_worker_see_that_workers_mounts(
-    live_server: LiveServer, tmp_path: Path
+    live_server: LiveServer, tmp_path: Path, security: dict[str, Any] | None
 ) -> None:
     """The workers mount a host path the launcher does not: the ranks mpirun starts on them
-    (through lockstep's agent) run in the worker's sandbox, so they read it."""
+    (through the worker's agent) run in the worker's sandbox, so they read it; also from a
+    launcher whose seccomp filter and capabilities forbid making a sandbox itself."""
     shared = tmp_path / "shared"
     shared.mkdir()
     (shared / "token").write_text("seen-by-a-worker\n")
@@ -91,6 +100,8 @@ def test_ranks_started_on_a_worker_see_that_workers_mounts(
     body = mpi_job(api.cluster_id(), "mounted", workers=2, slots=1)
     body["spec"]["storage"] = {"hostPath": [{"path": str(shared), "mountPath": "/data"}]}
     body["masterSpec"]["args"] = "-n 2 cat /data/token"
+    if security is not None:
+        body["spec"]["security"] = body["masterSpec"]["security"] = security
     created = api.create(body)
     done = api.wait_for(created["workloadId"], {"Completed", "Failed"}, timeout=120)
     assert done["phase"] == "Completed", done["phaseMessage"]
@@ -120,3 +131,31 @@ def test_a_failed_launcher_fails_the_workload_and_its_workers_are_stopped(
     phases = poll(settled, timeout=30, what="the workers to be stopped")
     assert phases["broken-launcher-0"] == "Failed"
     assert set(phases) == {"broken-launcher-0", "broken-worker-0", "broken-worker-1"}
+
+
+def test_a_worker_agent_serves_only_the_processes_of_its_workload(
+    live_server: LiveServer, tmp_path: Path
+) -> None:
+    """Anyone on this machine can reach the agent's socket; only a process carrying the marker
+    of one of the workload's pods (its launcher's mpirun) gets a command run."""
+    api = live_server.api()
+    body = mpi_job(api.cluster_id(), "guarded", workers=1, slots=1)
+    body["masterSpec"] |= {"command": sys.executable, "args": "-c 'import time; time.sleep(600)'"}
+    created = api.create(body)
+    api.wait_for(created["workloadId"], {"Running"}, timeout=60)
+
+    def connected() -> socket.socket | None:
+        stranger = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            stranger.connect(address(created["workloadId"], "guarded-worker-0"))
+        except ConnectionRefusedError:
+            stranger.close()
+            return None
+        return stranger
+
+    with poll(connected, timeout=30, what="the worker's agent to listen") as stranger:
+        ran = tmp_path / "ran"
+        stranger.sendall(json.dumps({"argv": ["touch", str(ran)]}).encode() + b"\n")
+        answer = json.loads(stranger.makefile("rb").readline())
+    assert answer == {"error": "not a process of this workload"}
+    assert not ran.exists()

@@ -19,7 +19,7 @@ from lockstep.frameworks.registry import WIRING
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.launch import (
     LOOPBACK,
-    WAIT_LIKE_SSHD,
+    WORKER_AGENT,
     ImageEnvironment,
     Launch,
     Limits,
@@ -157,7 +157,7 @@ def test_args_without_a_command_cannot_run_locally() -> None:
         argv_of(plan, plan.replicas[0])
 
 
-def test_mpi_workers_without_a_command_wait_like_sshd() -> None:
+def test_mpi_workers_without_a_command_run_the_worker_agent() -> None:
     plan = plan_of(
         "MPI",
         2,
@@ -168,7 +168,7 @@ def test_mpi_workers_without_a_command_wait_like_sshd() -> None:
     )
     assert argv_of(plan, plan.leader) == ("mpirun",)
     for worker in plan.workers:
-        assert argv_of(plan, worker) == WAIT_LIKE_SSHD
+        assert argv_of(plan, worker) == WORKER_AGENT
 
 
 def test_launch_of_a_pod_without_command_is_a_pod_start_error() -> None:

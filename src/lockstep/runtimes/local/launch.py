@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 import shlex
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -137,6 +138,9 @@ class Launch:
     """The storage to prepare before the pod starts (mounted as `sandbox` says)."""
     unapplied: tuple[str, ...] = ()
     """What the spec asks that is not applied (lockstep runs without a sandbox)."""
+    worker_agent: bool = False
+    """The pod runs lockstep's worker agent, outside its sandbox; the agent puts each
+    command it runs in the sandbox."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -156,6 +160,7 @@ class Launch:
             "sandbox": None if self.sandbox is None else self.sandbox.to_json(),
             "volumes": [volume.to_json() for volume in self.volumes],
             "unapplied": list(self.unapplied),
+            "workerAgent": self.worker_agent,
             "notes": list(self.notes),
         }
 
@@ -182,26 +187,29 @@ class Launch:
             sandbox=None if not data.get("sandbox") else SandboxSpec.from_json(data["sandbox"]),
             volumes=tuple(VolumeAsk.from_json(v) for v in data.get("volumes") or ()),
             unapplied=tuple(data.get("unapplied") or ()),
+            worker_agent=bool(data.get("workerAgent")),
         )
 
 
-WAIT_LIKE_SSHD = (
-    "/bin/sh",
-    "-c",
-    "trap 'exit 0' TERM; exec >/dev/null 2>&1; while :; do sleep 3600 & wait $!; done",
-)
-"""What an MPI worker without a command runs: nothing, until it is stopped (as `sshd -De`
-would, serving the launcher's remote starts)."""
+WORKER_AGENT = (sys.executable, "-m", "lockstep.runtimes.local.worker_agent")
+"""What an MPI worker without a command runs: lockstep's agent, which serves the launcher's
+remote starts as sshd would (see worker_agent.py)."""
+WORKLOAD_DIR = "LOCKSTEP_WORKLOAD_DIR"
+"""The variable that tells the worker agent its workload's directory."""
+
+
+def runs_worker_agent(plan: ReplicaPlan, replica: Replica) -> bool:
+    return (
+        plan.framework is DistributedFramework.MPI
+        and replica.role is Role.WORKER
+        and not replica.spec.command
+    )
 
 
 def argv_of(plan: ReplicaPlan, replica: Replica) -> tuple[str, ...]:
     """The pod's command and args, each split as a shell would split it."""
-    if (
-        plan.framework is DistributedFramework.MPI
-        and replica.role is Role.WORKER
-        and not replica.spec.command
-    ):
-        return WAIT_LIKE_SSHD
+    if runs_worker_agent(plan, replica):
+        return WORKER_AGENT
     try:
         command = shlex.split(replica.spec.command or "")
         args = shlex.split(replica.spec.args or "")
@@ -354,6 +362,7 @@ def launch_of(
         create_home_dir=bool(replica.spec.create_home_dir),
         ports=tuple(ports),
         readiness=readiness_of(replica, ports),
+        worker_agent=runs_worker_agent(plan, replica),
     )
 
 

@@ -19,7 +19,14 @@ from lockstep.frameworks import mpi
 from lockstep.frameworks.endpoints import Endpoint
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.devices import gpu_environment
-from lockstep.runtimes.local.launch import LOOPBACK, Launch, PodIdentity, launch_of
+from lockstep.runtimes.local.launch import (
+    LOOPBACK,
+    WORKLOAD_DIR,
+    Launch,
+    PodIdentity,
+    launch_of,
+    runs_worker_agent,
+)
 from lockstep.runtimes.local.ports import WorkloadPorts
 from lockstep.runtimes.local.sandboxes import SandboxPolicy
 from lockstep.runtimes.local.state import MPI_DIRECTORY, PodFiles
@@ -59,6 +66,8 @@ class Launches:
             runtime_env["HOME"] = str(PodFiles(self.root / workload.id / pod_name).home)
         if plan.framework is DistributedFramework.MPI:
             runtime_env |= mpi.ON_ONE_MACHINE
+            if runs_worker_agent(plan, replica):
+                runtime_env[WORKLOAD_DIR] = str(self.root / workload.id)
             if replica.role is Role.LAUNCHER:
                 runtime_env |= mpi.paths(
                     hostfile_path=str(self.root / workload.id / MPI_DIRECTORY / "hostfile"),

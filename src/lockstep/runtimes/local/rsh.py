@@ -3,25 +3,28 @@ ssh to start its daemon "on" a worker.
 
     python -m lockstep.runtimes.local.rsh <workload dir> [ssh options] <worker pod> <command>
 
-The command runs inside the named worker pod as far as one machine allows: with that pod's
-environment (including its marker, so stopping the pod stops it too), in its sandbox (its
-mounts, identity and privileges) and working directory, with its output going into the pod's
-log. Options meant for ssh (`-o X`, `-x`, …) are ignored.
+It hands the command to the worker's own agent (worker_agent.py, what the worker runs as
+sshd), which runs it inside the worker's sandbox with the worker's environment (so stopping
+the worker stops it too), its output going into the worker's log; then it waits and exits
+with the command's status, as ssh does. Killed, it takes the command with it. Options meant
+for ssh (`-o X`, `-x`, …) are ignored.
 """
 
 from __future__ import annotations
 
-import os
-import shutil
+import json
+import socket
 import sys
+import time
 from pathlib import Path
 
-from lockstep.runtimes.local.launch import Launch
-from lockstep.runtimes.local.sandbox import SandboxSpec, command
-from lockstep.runtimes.local.sandboxes import SECCOMP_FD, seccomp_descriptor
-from lockstep.runtimes.local.state import PodFiles, read_json
+from lockstep.runtimes.local.worker_agent import address
 
 _SSH_FLAGS_WITH_VALUE = frozenset({"-o", "-p", "-l", "-i", "-F", "-E", "-J", "-b", "-c", "-m"})
+CONNECT_SECONDS = 30.0
+"""How long a worker that runs but does not listen yet is waited for."""
+FAILED = 255
+"""ssh's own status when it cannot run the command."""
 
 
 def split_arguments(arguments: list[str]) -> tuple[str, list[str]]:
@@ -36,49 +39,42 @@ def split_arguments(arguments: list[str]) -> tuple[str, list[str]]:
     return remaining[0], remaining[1:]
 
 
-def main(arguments: list[str]) -> None:
+def main(arguments: list[str]) -> int:
     workload_dir = Path(arguments[0])
     host, command = split_arguments(arguments[1:])
     pod = host.split(".", 1)[0]
-    files = PodFiles(workload_dir / pod)
-    if not files.launch.exists():
-        raise SystemExit(f"rsh: no pod named {pod} in this workload")
-    launch = Launch.from_json(read_json(files.launch))
-    argv = ["/bin/sh", "-c", " ".join(command)]
-    if launch.sandbox is None:
-        os.chdir(launch.working_dir or files.directory)
-    else:
-        os.chdir(files.directory)
-        argv = in_sandbox(launch.sandbox, argv)
-    output = os.open(files.pipe, os.O_RDWR)
-    os.dup2(output, 1)
-    os.dup2(output, 2)
-    os.close(output)
-    os.execve(argv[0], argv, dict(launch.env))  # noqa: S606
+    agent = _connect(address(workload_dir.name, pod))
+    if agent is None:
+        print(
+            f"rsh: pod {pod} of this workload takes no remote starts (only an MPI worker "
+            "without a command of its own runs lockstep's agent)",
+            file=sys.stderr,
+        )
+        return FAILED
+    with agent:
+        agent.sendall(json.dumps({"argv": command}).encode() + b"\n")
+        answer = json.loads(agent.makefile("rb").readline() or b'{"error": "the worker ended"}')
+    if "error" in answer:
+        print(f"rsh: {pod}: {answer['error']}", file=sys.stderr)
+        return FAILED
+    return int(answer["exit"])
 
 
-def in_sandbox(sandbox: SandboxSpec, argv: list[str]) -> list[str]:
-    """`argv` in the worker's own sandbox (its mounts, identity and privileges), started from
-    inside the launcher's: bwrap in bwrap, which needs a launcher free to make namespaces."""
-    tools = {name: shutil.which(name) for name in ("bwrap", "env", "setpriv")}
-    missing = sorted(name for name, path in tools.items() if path is None)
-    if missing:
-        raise SystemExit(f"rsh: {', '.join(missing)} not found for the worker's sandbox")
-    seccomp_fd = None
-    if sandbox.seccomp:
-        descriptor = seccomp_descriptor(sandbox.capabilities or ())
-        os.dup2(descriptor, SECCOMP_FD)  # the copy is inherited; bwrap reads it
-        os.close(descriptor)
-        seccomp_fd = SECCOMP_FD
-    return command(
-        sandbox,
-        argv,
-        bwrap=str(tools["bwrap"]),
-        env=str(tools["env"]),
-        setpriv=str(tools["setpriv"]),
-        seccomp_fd=seccomp_fd,
-    )
+def _connect(name: str) -> socket.socket | None:
+    """The worker's agent, waited for while the worker starts."""
+    deadline = time.monotonic() + CONNECT_SECONDS
+    while True:
+        agent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        try:
+            agent.connect(name)
+        except (ConnectionRefusedError, FileNotFoundError):
+            agent.close()
+            if time.monotonic() >= deadline:
+                return None
+            time.sleep(0.05)
+        else:
+            return agent
 
 
 if __name__ == "__main__":
-    main(sys.argv[1:])
+    sys.exit(main(sys.argv[1:]))

@@ -413,17 +413,19 @@ class LocalRuntime:
         if not problems:
             make_mount_points(sandbox)
         inherited = None
-        if sandbox.seccomp:
-            kept = sandbox.capabilities or ()
-            inherited = processes.Inherited(seccomp_descriptor(kept), SECCOMP_FD)
-        argv = command(
-            sandbox,
-            launch.argv,
-            bwrap=policy.sandboxing.bwrap or "bwrap",
-            env=policy.sandboxing.env,
-            setpriv=policy.sandboxing.setpriv,
-            seccomp_fd=SECCOMP_FD if sandbox.seccomp else None,
-        )
+        argv: Sequence[str] = launch.argv  # the worker agent sandboxes each command itself
+        if not launch.worker_agent:
+            if sandbox.seccomp:
+                kept = sandbox.capabilities or ()
+                inherited = processes.Inherited(seccomp_descriptor(kept), SECCOMP_FD)
+            argv = command(
+                sandbox,
+                launch.argv,
+                bwrap=policy.sandboxing.bwrap or "bwrap",
+                env=policy.sandboxing.env,
+                setpriv=policy.sandboxing.setpriv,
+                seccomp_fd=SECCOMP_FD if sandbox.seccomp else None,
+            )
         if remote:
             argv = setup_command(
                 places,

@@ -1,0 +1,155 @@
+"""What an MPI worker without a command runs on this machine, as sshd runs in a worker's
+container: it waits for the launcher's remote starts and runs each one inside the worker's
+sandbox.
+
+    python -m lockstep.runtimes.local.worker_agent
+
+The agent is the worker pod's process (its process group, limits and log) but runs outside the
+worker's sandbox, as lockstep's own user, like sshd running as root in a container: it builds
+the sandbox for each command itself. So the launcher's remote starts (`rsh.py`) need nothing
+of the launcher's own sandbox; a launcher with a seccomp filter, dropped capabilities or
+another user starts ranks in its workers all the same.
+
+It listens on an abstract Unix socket named after the workload and the pod (`address`), and
+serves only processes of the same workload (their pod marker, read from the peer's
+environment). A request is one JSON line, `{"argv": [...]}`; the answer, once the command has
+ended, `{"exit": <status>}`. A client that goes away takes its command with it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import subprocess
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from lockstep.runtimes.local.launch import WORKLOAD_DIR, Launch
+from lockstep.runtimes.local.processes import POD_MARKER
+from lockstep.runtimes.local.sandbox import command
+from lockstep.runtimes.local.sandboxes import seccomp_descriptor
+from lockstep.runtimes.local.state import PodFiles, read_json
+
+
+def address(workload_id: str, pod_name: str) -> str:
+    """The abstract socket a worker's agent listens on (no file: no path length to fit, and
+    nothing to reach through directories a sandboxed launcher may not enter)."""
+    return f"\0lockstep/{workload_id}/{pod_name}"
+
+
+def main() -> None:
+    workload_dir = Path(os.environ[WORKLOAD_DIR])
+    files = PodFiles(workload_dir / os.environ["HOSTNAME"])
+    launch = Launch.from_json(read_json(files.launch))
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    listener.bind(address(workload_dir.name, launch.pod_name))
+    listener.listen(64)
+    # Stopped with its pod: a clean end, as sshd's (its commands get the signal too).
+    signal.signal(signal.SIGTERM, lambda *_: os._exit(0))
+    print(f"serving remote starts for {launch.pod_name}", flush=True)
+    while True:
+        connection, _ = listener.accept()
+        threading.Thread(
+            target=_serve, args=(connection, workload_dir, files, launch), daemon=True
+        ).start()
+
+
+def _serve(connection: socket.socket, workload_dir: Path, files: PodFiles, launch: Launch) -> None:
+    with connection:
+        if not _of_this_workload(connection, workload_dir):
+            _answer(connection, {"error": "not a process of this workload"})
+            return
+        request = json.loads(connection.makefile("rb").readline() or b"{}")
+        argv = request.get("argv")
+        if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
+            _answer(connection, {"error": "a request is {'argv': [strings]}"})
+            return
+        try:
+            status = _run(argv, connection, files, launch)
+        except OSError as error:
+            _answer(connection, {"error": f"could not start the command: {error}"})
+            return
+        if status is not None:  # a signal's death as a shell reports it
+            _answer(connection, {"exit": status if status >= 0 else 128 - status})
+
+
+def _run(
+    argv: Sequence[str], connection: socket.socket, files: PodFiles, launch: Launch
+) -> int | None:
+    """Run the command in the pod's sandbox until it ends (its exit status) or the client goes
+    away (None: the command is killed)."""
+    line = ["/bin/sh", "-c", " ".join(argv)]
+    env = {k: v for k, v in os.environ.items() if k != WORKLOAD_DIR}
+    cwd = str(files.directory)  # the sandbox changes to the working directory itself
+    passed: tuple[int, ...] = ()
+    descriptor = None
+    if launch.sandbox is None:
+        cwd = launch.working_dir or cwd
+    else:
+        tools = {name: shutil.which(name) for name in ("bwrap", "env", "setpriv")}
+        missing = sorted(name for name, path in tools.items() if path is None)
+        if missing:
+            raise OSError(f"{', '.join(missing)} not found for the worker's sandbox")
+        if launch.sandbox.seccomp:  # bwrap reads the filter from a descriptor it inherits
+            descriptor = seccomp_descriptor(launch.sandbox.capabilities or ())
+            passed = (descriptor,)
+        line = command(
+            launch.sandbox,
+            line,
+            bwrap=str(tools["bwrap"]),
+            env=str(tools["env"]),
+            setpriv=str(tools["setpriv"]),
+            seccomp_fd=descriptor,
+        )
+    try:
+        child = subprocess.Popen(line, env=env, cwd=cwd, stdin=subprocess.DEVNULL, pass_fds=passed)
+    finally:
+        if descriptor is not None:
+            os.close(descriptor)
+    ended = os.pidfd_open(child.pid)
+    try:
+        while True:
+            ready, _, _ = select.select([connection.fileno(), ended], [], [])
+            if ended in ready:
+                return child.wait()
+            if not connection.recv(4096):  # the client is gone: so is its command
+                child.kill()
+                child.wait()
+                return None
+    finally:
+        os.close(ended)
+
+
+def _of_this_workload(connection: socket.socket, workload_dir: Path) -> bool:
+    """The peer carries the marker of one of the workload's pods (its launcher's)."""
+    credentials = connection.getsockopt(
+        socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")
+    )
+    pid, _, _ = struct.unpack("3i", credentials)
+    try:
+        environ = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return False
+    for pod_dir in workload_dir.iterdir():
+        with contextlib.suppress(OSError, KeyError, TypeError, ValueError):
+            uid = PodFiles(pod_dir).read_state().uid
+            if f"{POD_MARKER}={uid}".encode() + b"\0" in environ:
+                return True
+    return False
+
+
+def _answer(connection: socket.socket, answer: dict[str, Any]) -> None:
+    with contextlib.suppress(OSError):
+        connection.sendall(json.dumps(answer).encode() + b"\n")
+
+
+if __name__ == "__main__":
+    main()
