@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -175,6 +176,56 @@ def test_host_paths_are_read_only_unless_asked_and_writes_reach_the_machine(
         "out-hosted-master-0",
         "out-hosted-worker-0",
     ]
+
+
+@pytest.fixture
+def shared_mount(tmp_path: Path) -> Iterator[Path]:
+    """A directory that is a shared mount of this machine (as / is under systemd), so that
+    what is mounted under it later propagates to whoever follows it."""
+    source = tmp_path / "propagating"
+    for name in ("follow", "keep"):
+        (source / name / "later").mkdir(parents=True)
+    subprocess.run(["mount", "--bind", str(source), str(source)], check=True)
+    try:
+        subprocess.run(["mount", "--make-shared", str(source)], check=True)
+        yield source
+    finally:
+        subprocess.run(["umount", "--recursive", str(source)], check=True)
+
+
+def test_mount_propagation_none_keeps_later_mounts_out_and_host_to_container_lets_them_in(
+    api: Api, tmp_path: Path, shared_mount: Path
+) -> None:
+    gate = tmp_path / "gate"
+    code = (
+        "import json, os, time\n"
+        f"open({str(tmp_path)!r} + '/started-' + os.environ['HOSTNAME'], 'w').close()\n"
+        f"while not os.path.exists({str(gate)!r}):\n"
+        "    time.sleep(0.02)\n"
+        "print(json.dumps([os.listdir('/following/later'), os.listdir('/private/later')]))"
+    )
+    follow, keep = shared_mount / "follow", shared_mount / "keep"
+    storage = {
+        "hostPath": [
+            {"path": str(follow), "mountPath": "/following", "mountPropagation": "HostToContainer"},
+            {"path": str(keep), "mountPath": "/private"},  # None, the default
+        ]
+    }
+    body = distributed(api.cluster_id(), name="propagation", workers=1, args=python(code))
+    body["spec"]["storage"] = storage
+    created = api.create(body)
+    poll(
+        lambda: len(list(tmp_path.glob("started-*"))) == 2 or None,
+        timeout=60,
+        what="both pods to start",
+    )
+    for source in (follow, keep):
+        subprocess.run(["mount", "-t", "tmpfs", "later", str(source / "later")], check=True)
+        (source / "later" / "mounted-after-the-start").touch()
+    gate.touch()
+    done = api.wait_for(created["workloadId"], ["Completed", "Failed"], timeout=60)
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    assert printed(api, done) == [["mounted-after-the-start"], []]
 
 
 def test_every_volume_that_cannot_be_made_ready_is_named(api: Api) -> None:

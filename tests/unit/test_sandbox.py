@@ -232,6 +232,36 @@ def test_another_identity_needs_root_and_run_as_non_root_refuses_uid_0() -> None
         apply(policy(as_root), security={"runAsNonRoot": True})
 
 
+def test_private_host_paths_are_made_private_in_a_namespace_before_bwrap() -> None:
+    sandbox = SandboxSpec(mounts=(Mount("/data", source="/srv/a"),), private_sources=("/srv/a",))
+    line = command(sandbox, ["true"], unshare="/usr/bin/unshare")
+    assert line[2:6] == ["/usr/bin/unshare", "--mount", "--propagation", "slave"]
+    script = line.index("lockstep-mounts")
+    assert line[script + 1 : script + 4] == ["/srv/a", "--", "bwrap"]
+    assert command(SandboxSpec(), ["true"])[2] == "bwrap"
+
+
+def test_host_paths_are_private_unless_host_to_container_and_only_root_can_make_them() -> None:
+    storage = {
+        "hostPath": [
+            {"path": "/srv/a", "mountPath": "/a"},
+            {"path": "/srv/b", "mountPath": "/b", "mountPropagation": "None"},
+            {"path": "/srv/c", "mountPath": "/c", "mountPropagation": "HostToContainer"},
+        ]
+    }
+    as_root = apply(policy(Sandboxing("/usr/bin/bwrap", as_root=True)), storage=storage)
+    assert as_root.sandbox is not None
+    assert as_root.sandbox.private_sources == ("/srv/a", "/srv/b")
+    assert as_root.unapplied == ()
+    as_user = apply(policy(Sandboxing("/usr/bin/bwrap"), euid=1000), storage=storage)
+    assert as_user.sandbox is not None and as_user.sandbox.private_sources == ()
+    assert as_user.unapplied == tuple(
+        f"mountPropagation None of the hostPath /srv/{name} (lockstep is not root: the pod sees "
+        "what this machine mounts there later)"
+        for name in "ab"
+    )
+
+
 def test_pods_whose_identity_comes_from_the_image_run_as_the_pod_user() -> None:
     """LOCKSTEP_POD_USER stands for the image's user: it satisfies runAsNonRoot, yields to a
     custom identity, and is refused by name where no sandbox can apply it."""

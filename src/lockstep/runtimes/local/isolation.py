@@ -20,7 +20,7 @@ from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.sandbox import DEFAULT_SHM_BYTES, Identity
 from lockstep.schemas.distributed import PodSpec
 from lockstep.schemas.security import SeccompProfileType, UidGidSource
-from lockstep.schemas.storage import S3, Git
+from lockstep.schemas.storage import S3, Git, HostPathMountPropagation
 
 Entry = TypeVar("Entry")
 
@@ -63,6 +63,9 @@ class VolumeAsk:
     """pvc: removed with the workload."""
     git: Git | None = None
     s3: S3 | None = None
+    private: bool = False
+    """hostPath: mounts made on this machine under it later do not reach the pod
+    (mountPropagation None, the default); otherwise they do (HostToContainer)."""
 
     @property
     def directory_name(self) -> str:
@@ -89,6 +92,7 @@ class VolumeAsk:
             "ephemeral": self.ephemeral,
             "git": None if self.git is None else self.git.to_wire(),
             "s3": None if self.s3 is None else self.s3.to_wire(),
+            "private": self.private,
         }
 
     @classmethod
@@ -107,6 +111,7 @@ class VolumeAsk:
             ephemeral=data["ephemeral"],
             git=None if data["git"] is None else Git.model_validate(data["git"]),
             s3=None if data["s3"] is None else S3.model_validate(data["s3"]),
+            private=bool(data.get("private")),
         )
 
 
@@ -135,6 +140,7 @@ def volumes_of(spec: PodSpec) -> list[VolumeAsk]:
                 _required(host.mount_path, "hostPath", "mountPath"),
                 read_only=host.read_only is not False,
                 source=_required(host.path, "hostPath", "path"),
+                private=host.mount_propagation is not HostPathMountPropagation.HOST_TO_CONTAINER,
             )
         )
     for i, claim in enumerate(_kept(storage.pvc)):

@@ -424,6 +424,7 @@ class LocalRuntime:
                 bwrap=policy.sandboxing.bwrap or "bwrap",
                 env=policy.sandboxing.env,
                 setpriv=policy.sandboxing.setpriv,
+                unshare=policy.sandboxing.unshare,
                 seccomp_fd=SECCOMP_FD if sandbox.seccomp else None,
             )
         if remote:

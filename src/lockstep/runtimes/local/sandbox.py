@@ -91,6 +91,10 @@ class SandboxSpec:
     working_dir: str | None = None
     gpu_devices: tuple[str, ...] = field(default=())
     """Device nodes of this machine to bind into the pod's /dev."""
+    private_sources: tuple[str, ...] = ()
+    """Bound directories that mounts made on this machine later must not reach (hostPath
+    with mountPropagation None): made private mounts in a namespace between this machine's
+    and the sandbox's, which otherwise follows this machine's mounts."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -109,6 +113,7 @@ class SandboxSpec:
             "shmBytes": self.shm_bytes,
             "workingDir": self.working_dir,
             "gpuDevices": list(self.gpu_devices),
+            "privateSources": list(self.private_sources),
         }
 
     @classmethod
@@ -127,6 +132,7 @@ class SandboxSpec:
             shm_bytes=data.get("shmBytes", DEFAULT_SHM_BYTES),
             working_dir=data.get("workingDir"),
             gpu_devices=tuple(data.get("gpuDevices") or ()),
+            private_sources=tuple(data.get("privateSources") or ()),
         )
 
 
@@ -137,6 +143,7 @@ def command(
     bwrap: str = "bwrap",
     setpriv: str = "setpriv",
     env: str = "env",
+    unshare: str = "unshare",
     seccomp_fd: int | None = None,
 ) -> list[str]:
     """`argv` run inside the sandbox `spec` describes.
@@ -144,7 +151,8 @@ def command(
     Stopping a pod signals its whole process group, bwrap included: bwrap ignores SIGTERM
     (so that the pod's own exit status, not bwrap's death, is what is recorded), and the pod's
     command gets SIGTERM's default back (an ignored signal would otherwise be inherited)."""
-    line = [env, "--ignore-signal=TERM", bwrap, "--die-with-parent"]
+    line = [env, "--ignore-signal=TERM", *_privately(spec.private_sources, unshare=unshare)]
+    line += [bwrap, "--die-with-parent"]
     line += ["--ro-bind" if spec.read_only_root else "--bind", "/", "/"]
     line += ["--dev", "/dev", "--proc", "/proc"]
     for device in spec.gpu_devices:
@@ -183,6 +191,24 @@ def command(
     line.append("--")
     line += _privileges(spec, setpriv=setpriv)
     return [*line, env, "--default-signal=TERM", *argv]
+
+
+_MAKE_PRIVATE = (
+    'while [ "$1" != -- ]; do '
+    'mount --bind "$1" "$1" && mount --make-private "$1" || '
+    '{ echo "lockstep: could not keep the mounts of this machine out of $1" >&2; exit 1; }; '
+    'shift; done; shift; exec "$@"'
+)
+
+
+def _privately(sources: Sequence[str], *, unshare: str) -> list[str]:
+    """What runs bwrap in a mount namespace of its own (a follower of this machine's, so
+    nothing made in it leaks out) where each of `sources` is a private mount: bound from there,
+    it no longer receives this machine's later mounts."""
+    if not sources:
+        return []
+    script = ["/bin/sh", "-c", _MAKE_PRIVATE, "lockstep-mounts", *sources, "--"]
+    return [unshare, "--mount", "--propagation", "slave", *script]
 
 
 PRIVATE_TMPFS = ("/tmp", "/dev/shm")  # noqa: S108 - the sandbox's own, not this machine's
@@ -242,6 +268,7 @@ class Sandboxing:
     as_root: bool = False
     env: str = "env"
     setpriv: str = "setpriv"
+    unshare: str = "unshare"
 
     @property
     def available(self) -> bool:
@@ -254,9 +281,11 @@ def probe(bwrap: str | None = None) -> Sandboxing:
     as_root = os.geteuid() == 0
     if found is None:
         return Sandboxing(None, "bubblewrap (bwrap) is not installed", as_root)
-    env, setpriv = shutil.which("env"), shutil.which("setpriv")
-    if env is None or setpriv is None:
-        return Sandboxing(found, "env or setpriv (coreutils, util-linux) is missing", as_root)
+    env, setpriv, unshare = (shutil.which(name) for name in ("env", "setpriv", "unshare"))
+    if env is None or setpriv is None or unshare is None:
+        return Sandboxing(
+            found, "env, setpriv or unshare (coreutils, util-linux) is missing", as_root
+        )
     trial = command(SandboxSpec(), ["/bin/true"], bwrap=found, env=env)
     try:
         done = subprocess.run(trial, capture_output=True, text=True, timeout=10, check=False)
@@ -265,7 +294,7 @@ def probe(bwrap: str | None = None) -> Sandboxing:
     if done.returncode != 0:
         reason = done.stderr.strip() or f"exit status {done.returncode}"
         return Sandboxing(found, f"bwrap cannot create a sandbox here: {reason}", as_root)
-    return Sandboxing(found, "", as_root, env=env, setpriv=setpriv)
+    return Sandboxing(found, "", as_root, env=env, setpriv=setpriv, unshare=unshare)
 
 
 def gpu_device_nodes(dev: Path = Path("/dev")) -> tuple[str, ...]:

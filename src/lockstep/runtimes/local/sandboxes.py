@@ -138,6 +138,17 @@ class SandboxPolicy:
         own = Mount(workload_dir, MountKind.BIND, source=workload_dir)
         installed = (Mount(p, MountKind.BIND, source=p, read_only=True) for p in self.installation)
         mounts = [own, *installed, *(mount_of(volume, places) for volume in volumes)]
+        private = list(
+            dict.fromkeys(
+                str(v.source) for v in volumes if v.kind is VolumeKind.HOST_PATH and v.private
+            )
+        )
+        unapplied = tuple(
+            f"mountPropagation None of the hostPath {source} (lockstep is not root: the pod "
+            "sees what this machine mounts there later)"
+            for source in private
+            if not self.sandboxing.as_root
+        )
         env = {k: v for k, v in launch.env.items() if k != "TMPDIR"}  # /tmp is the pod's own
         if launch.create_home_dir and identity is not None:
             # Another user may not reach the pod's directory: its home is bound where it can.
@@ -153,10 +164,16 @@ class SandboxPolicy:
             shm_bytes=security.shm_bytes,
             working_dir=launch.working_dir,
             gpu_devices=gpu_device_nodes() if on is not None and on.gpus else (),
+            private_sources=tuple(private) if self.sandboxing.as_root else (),
         )
         notes = tuple(n for n in launch.notes if not n.startswith("largeShmRequest"))
         return dataclasses.replace(
-            launch, sandbox=sandbox, volumes=tuple(volumes), notes=notes, env=env
+            launch,
+            sandbox=sandbox,
+            volumes=tuple(volumes),
+            notes=notes,
+            env=env,
+            unapplied=launch.unapplied + unapplied,
         )
 
 

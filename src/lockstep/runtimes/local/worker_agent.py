@@ -94,7 +94,7 @@ def _run(
     if launch.sandbox is None:
         cwd = launch.working_dir or cwd
     else:
-        tools = {name: shutil.which(name) for name in ("bwrap", "env", "setpriv")}
+        tools = {name: shutil.which(name) for name in ("bwrap", "env", "setpriv", "unshare")}
         missing = sorted(name for name, path in tools.items() if path is None)
         if missing:
             raise OSError(f"{', '.join(missing)} not found for the worker's sandbox")
@@ -107,6 +107,7 @@ def _run(
             bwrap=str(tools["bwrap"]),
             env=str(tools["env"]),
             setpriv=str(tools["setpriv"]),
+            unshare=str(tools["unshare"]),
             seccomp_fd=descriptor,
         )
     try:
