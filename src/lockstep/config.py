@@ -100,6 +100,13 @@ class SandboxMode(StrEnum):
     """No sandbox: what only a sandbox applies is named in a warning of each pod."""
 
 
+class S3Mount(StrEnum):
+    AUTO = "auto"
+    """s3 volumes mounted with s3fs (FUSE) where this machine can, else synchronised."""
+    SYNC = "sync"
+    """s3 volumes synchronised: downloaded before the pod starts, changes uploaded after."""
+
+
 class KubeScheduler(StrEnum):
     KAI = "kai"
     VOLCANO = "volcano"
@@ -137,6 +144,8 @@ class Settings(BaseSettings):
     """Whether the local runtime runs pods in a sandbox (see runtimes/local/sandbox.py)."""
     data_volumes: dict[str, Path] = Field(default_factory=dict)
     """The data volumes pods may mount (read-only), as JSON: `{"<id>": "/srv/imagenet"}`."""
+    s3_mount: S3Mount = S3Mount.AUTO
+    """How the local runtime makes s3 volumes available (runtimes/local/volumes/s3_mount.py)."""
     pod_user: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._-]+(:[A-Za-z0-9._-]+)?$")
     """Who the local runtime's pods run as when their identity comes from the image
     (uidGidSource fromTheImage), as an image's USER would say: `name`, `uid`, `uid:gid` or

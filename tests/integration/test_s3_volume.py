@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from lockstep.domain.values import ProjectValues
-from lockstep.runtimes.local.volumes import VolumeError
+from lockstep.runtimes.local.volumes import VolumeError, s3_mount
 from lockstep.runtimes.local.volumes.s3 import S3Source, download, source_of, upload
 from lockstep.schemas.storage import S3
 from tests.support.s3_server import ACCESS_KEY, SECRET_KEY, S3Server
@@ -362,3 +362,52 @@ def _listing(objects: dict[str, bytes]) -> bytes:
         f"<Name>data</Name><Prefix>ds/</Prefix><KeyCount>{len(objects)}</KeyCount>"
         f"<MaxKeys>1000</MaxKeys><IsTruncated>false</IsTruncated>{contents}</ListBucketResult>"
     ).encode()
+
+
+# --- mounted with s3fs ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def s3fs() -> str:
+    found = s3_mount.available()
+    assert found is not None, "s3fs and /dev/fuse are installed by scripts/install, as root"
+    return found
+
+
+@pytest.fixture
+def mounted(tmp_path: Path) -> Iterator[Path]:
+    target = tmp_path / "mounted"
+    yield target
+    if target.is_mount():
+        s3_mount.unmount(target)
+
+
+def test_a_mount_shows_the_prefix_live_and_writes_reach_the_bucket_at_once(
+    server: S3Server, bucket: str, tmp_path: Path, s3fs: str, mounted: Path
+) -> None:
+    source = source_of(entry(server, f"{bucket}/datasets/v1"), SECRETS)
+    work = tmp_path / "work"
+    s3_mount.mount(s3fs, source, mounted, owner=None, work_dir=work)
+    assert mounted.is_mount()
+    assert files_under(mounted) == UNDER_PREFIX
+    assert list(work.iterdir()) == [work / "mounted.s3fs.log"]  # the password file is gone
+    (mounted / "written.txt").write_bytes(b"at once")
+    assert read_back(server, bucket, "datasets/v1/written.txt") == b"at once"
+    server.client().put_object(bucket, "datasets/v1/late.txt", io.BytesIO(b"late"), 4)
+    assert (mounted / "late.txt").read_bytes() == b"late"
+    s3_mount.unmount(mounted)
+    assert not mounted.is_mount()
+
+
+def test_a_mount_that_cannot_be_made_says_why_in_s3fs_words(
+    server: S3Server, bucket: str, tmp_path: Path, s3fs: str, mounted: Path
+) -> None:
+    wrong = {"AccessKeyId": ACCESS_KEY, "SecretKey": "wrong"}
+    source = source_of(entry(server, bucket), ProjectValues(secrets={"s3-keys": wrong}))
+    with pytest.raises(VolumeError) as raised:
+        s3_mount.mount(s3fs, source, mounted, owner=None, work_dir=tmp_path / "work")
+    message = str(raised.value)
+    assert message.startswith(f"cannot mount s3 bucket {bucket!r} at {server.url}: ")
+    assert message.endswith(f"invalid credentials(host={server.url}) - result of checking service.")
+    assert "wrong" not in message
+    assert not mounted.is_mount()

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from lockstep.config import SandboxMode, Settings
+from lockstep.config import S3Mount, SandboxMode, Settings
 from lockstep.runtimes.local.sandboxes import MEMORY_ROOT
 from tests.conftest import make_settings
 from tests.support.api import Api, poll
@@ -228,6 +228,31 @@ def test_mount_propagation_none_keeps_later_mounts_out_and_host_to_container_let
     assert printed(api, done) == [["mounted-after-the-start"], []]
 
 
+def test_deleting_a_workload_never_reaches_into_what_is_still_mounted_in_it(
+    api: Api, settings: Settings, tmp_path: Path
+) -> None:
+    """A mount left in a pod's directory (a killed set-up could not unmount its NFS or s3
+    volume) is detached before the directory is removed: what the server holds stays."""
+    server = tmp_path / "server-data"
+    server.mkdir()
+    (server / "precious.bin").write_bytes(b"years of work")
+    code = python("import time; time.sleep(600)")
+    created = api.create(distributed(api.cluster_id(), name="mounted", workers=1, args=code))
+    api.wait_for(created["workloadId"], ["Running"], timeout=60)
+    left = settings.runtime_dir / created["workloadId"] / "mounted-worker-0" / "volumes" / "nfs-0"
+    left.mkdir(parents=True)
+    subprocess.run(["mount", "--bind", str(server), str(left)], check=True)
+    try:
+        deleted = api.delete(f"/api/v1/workloads/distributed/{created['workloadId']}")
+        assert deleted.status_code == 202
+        api.wait_gone(created["workloadId"])
+        poll(lambda: not left.exists() or None, timeout=30, what="the pod's directory to go")
+    finally:
+        if left.is_mount():
+            subprocess.run(["umount", str(left)], check=True)
+    assert (server / "precious.bin").read_bytes() == b"years of work"
+
+
 def test_every_volume_that_cannot_be_made_ready_is_named(api: Api) -> None:
     storage = {
         "hostPath": [{"path": "/nowhere/a", "mountPath": "/a"}],
@@ -394,30 +419,54 @@ def s3(tmp_path_factory: pytest.TempPathFactory) -> Iterator[S3Server]:
         yield server
 
 
+@pytest.mark.parametrize("mode", list(S3Mount))
 def test_an_s3_volume_shows_the_bucket_and_takes_back_what_the_pod_wrote(
-    api: Api, s3: S3Server
+    tmp_path: Path, sqlite_url: str, s3: S3Server, mode: S3Mount
 ) -> None:
+    """Mounted with s3fs (auto, on this machine), the pod also sees what reaches the bucket
+    while it runs; synchronised, it sees the bucket as it was when the pod started."""
     import io
 
+    from tests.conftest import in_process
+
+    settings = make_settings(tmp_path / "data", sqlite_url).model_copy(update={"s3_mount": mode})
+    bucket = f"datasets-{mode.value}"
     client = s3.client()
-    client.make_bucket("datasets")
+    client.make_bucket(bucket)
     for key, text in (("train/a.txt", "alpha"), ("train/sub/b.txt", "beta"), ("other.txt", "x")):
-        client.put_object("datasets", key, io.BytesIO(text.encode()), len(text))
-    keys = {"AccessKeyId": ACCESS_KEY, "SecretKey": SECRET_KEY}
-    assert api.post(SECRETS, json={"name": "s3", "data": keys})
+        client.put_object(bucket, key, io.BytesIO(text.encode()), len(text))
+    gate = tmp_path / "gate"
     code = (
-        "import json, os, socket\n"
+        "import json, os, time\n"
         "if os.environ['HOSTNAME'].endswith('master-0'):\n"
         "    open('/data/result.txt', 'w').write('trained')\n"
+        f"open({str(tmp_path)!r} + '/started-' + os.environ['HOSTNAME'], 'w').close()\n"
+        f"while not os.path.exists({str(gate)!r}):\n"
+        "    time.sleep(0.02)\n"
         "print(json.dumps(sorted(os.path.relpath(os.path.join(d, f), '/data')\n"
         "                        for d, _, files in os.walk('/data') for f in files)))"
     )
-    volume = {"bucket": "datasets/train", "path": "/data", "url": s3.url, "accessKeySecret": "s3"}
-    done = run(api, "bucket", code, storage={"s3": [volume]})
-    assert done["phase"] == "Completed", done["phaseMessage"]
-    assert printed(api, done) == ["a.txt", "result.txt", "sub/b.txt"]
+    volume = {"bucket": f"{bucket}/train", "path": "/data", "url": s3.url, "accessKeySecret": "s3"}
+    with in_process(settings) as test_client:
+        api = Api.login(test_client)
+        keys = {"AccessKeyId": ACCESS_KEY, "SecretKey": SECRET_KEY}
+        assert api.post(SECRETS, json={"name": "s3", "data": keys})
+        body = distributed(api.cluster_id(), name="bucket", workers=1, args=python(code))
+        body["spec"] |= {"storage": {"s3": [volume]}, "backoffLimit": 0}
+        created = api.create(body)
+        poll(
+            lambda: len(list(tmp_path.glob("started-*"))) == 2 or None,
+            timeout=60,
+            what="both pods to start",
+        )
+        client.put_object(bucket, "train/late.txt", io.BytesIO(b"late"), 4)
+        gate.touch()
+        done = api.wait_for(created["workloadId"], ["Completed", "Failed"], timeout=90)
+        assert done["phase"] == "Completed", done["phaseMessage"]
+        live = ["late.txt"] if mode is S3Mount.AUTO else []
+        assert printed(api, done) == sorted(["a.txt", "result.txt", "sub/b.txt", *live])
     uploaded = poll(
-        lambda: _object(client, "datasets", "train/result.txt"),
+        lambda: _object(client, bucket, "train/result.txt"),
         what="the pod's file written back to the bucket",
         timeout=30,
     )

@@ -8,6 +8,7 @@ while it was down, and kills any process of a pod it no longer knows.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import shutil
 import signal
@@ -51,12 +52,15 @@ from lockstep.runtimes.local.state import (
     write_json,
 )
 from lockstep.runtimes.local.volumes import VolumeError
+from lockstep.runtimes.local.volumes.mounts import unmount_under
 from lockstep.runtimes.local.volumes.prepare import ephemeral_claims, missing_claims, prepare
 from lockstep.runtimes.local.volumes.setup import NOT_READY, setup_command
 from lockstep.runtimes.local.watcher import ExitWatcher
 from lockstep.schemas.distributed import DistributedFramework, MpiLauncherCreationPolicy
 
 _PORTS = "ports.json"
+
+log = logging.getLogger(__name__)
 
 
 def _moment(timestamp: float | None) -> datetime | None:
@@ -273,6 +277,8 @@ class LocalRuntime:
                 del self._launched[path]
             if not directory.is_dir():
                 return
+            if not self._unmounted(directory):
+                return  # removing it would delete what a server still mounted there holds
             if not keep_logs:
                 shutil.rmtree(directory, ignore_errors=True)
                 return
@@ -512,6 +518,7 @@ class LocalRuntime:
             processes.reap(state.pid)
             processes.signal_group(state.pid, signal.SIGKILL)
         processes.kill_marked(state.uid)
+        self._unmounted(files.directory)
         self._logs.finish(files)
         confined = _confined(state)
         oom_killed = state.oom_killed or self._confinement.oom_killed(confined)
@@ -525,6 +532,14 @@ class LocalRuntime:
         state = state.evolve(swept=True, finished_at=ended, oom_killed=oom_killed)
         files.write_state(state)
         return state
+
+    def _unmounted(self, directory: Path) -> bool:
+        """Whether nothing is mounted under `directory` any more: the volumes a pod's set-up
+        could not unmount itself (it was killed first) are detached."""
+        problems = unmount_under(directory)
+        for problem in problems:
+            log.error("%s; %s is kept", problem, directory)
+        return not problems
 
     def _status(self, files: PodFiles) -> PodStatus | None:
         try:

@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from lockstep.config import SandboxMode, Settings
+from lockstep.config import S3Mount, SandboxMode, Settings
 from lockstep.domain.cluster import Assignment
 from lockstep.domain.errors import Violation
 from lockstep.domain.workload import Workload
@@ -39,6 +39,7 @@ from lockstep.runtimes.local.sandbox import (
     host_mount_points,
     probe,
 )
+from lockstep.runtimes.local.volumes import s3_mount
 from lockstep.runtimes.local.volumes.prepare import Places, mount_of
 from lockstep.schemas.distributed import DistributedCreationRequest, PodSpec
 
@@ -60,6 +61,8 @@ class SandboxPolicy:
     """Who pods whose identity comes from the image run as (LOCKSTEP_POD_USER); None:
     lockstep's own user."""
     data_volumes: Mapping[str, Path] = field(default_factory=dict)
+    s3fs: str | None = None
+    """s3fs, when s3 volumes are mounted with it rather than synchronised."""
     installation: tuple[str, ...] = ()
     """lockstep's own installation where it lies under /tmp (a checkout, its venv): bound
     back, read-only, over the pod's own /tmp, since pods run lockstep's interpreter unless an
@@ -76,6 +79,7 @@ class SandboxPolicy:
             memory_dir=self.memory_root / workload_id / pod_name,
             project_id=project_id,
             data_volumes=self.data_volumes,
+            s3fs=self.s3fs,
         )
 
     def apply(
@@ -223,6 +227,7 @@ def policy_of(settings: Settings) -> SandboxPolicy:
         euid=os.geteuid(),
         image_user=None if image_user is None else Identity(*image_user),
         data_volumes=settings.data_volumes,
+        s3fs=s3_mount.available() if settings.s3_mount is S3Mount.AUTO else None,
         installation=installation_under_tmp(),
     )
 

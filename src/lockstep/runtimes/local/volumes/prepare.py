@@ -49,6 +49,8 @@ class Places:
     project_id: str
     data_volumes: Mapping[str, Path]
     """Data volumes an administrator registered: id → directory on this machine."""
+    s3fs: str | None = None
+    """s3fs, when s3 volumes are mounted with it (None: they are synchronised)."""
 
     def claim(self, ask: VolumeAsk) -> Path:
         name = str(ask.source)
@@ -157,8 +159,8 @@ def finish(
     problems: list[str] = []
     for ask in asks:
         try:
-            if ask.kind is VolumeKind.S3 and write_back:
-                _upload(ask, places, values)
+            if ask.kind is VolumeKind.S3:
+                _release_s3(ask, places, values, write_back=write_back)
             elif ask.kind is VolumeKind.NFS:
                 _unmount(places.own(ask))
         except VolumeError as error:
@@ -282,17 +284,29 @@ def _download(
 
     assert ask.s3 is not None
     target = places.own(ask)
+    source = s3.source_of(ask.s3, values)
+    if places.s3fs is not None:
+        from lockstep.runtimes.local.volumes import s3_mount
+
+        s3_mount.mount(places.s3fs, source, target, owner=owner, work_dir=places.memory_dir)
+        return
     target.mkdir(parents=True, exist_ok=True)
-    s3.download(s3.source_of(ask.s3, values), target)
+    s3.download(source, target)
     _own_tree(target, owner)
 
 
-def _upload(ask: VolumeAsk, places: Places, values: ProjectValues) -> None:
+def _release_s3(ask: VolumeAsk, places: Places, values: ProjectValues, *, write_back: bool) -> None:
+    """Unmounted, when s3fs mounted it (what the pod wrote is in the bucket already); else
+    the pod's changes uploaded, if `write_back`."""
     from lockstep.runtimes.local.volumes import s3
 
     assert ask.s3 is not None
     target = places.own(ask)
-    if target.is_dir():
+    if target.is_mount():
+        from lockstep.runtimes.local.volumes import s3_mount
+
+        s3_mount.unmount(target)
+    elif write_back and target.is_dir():
         s3.upload(s3.source_of(ask.s3, values), target)
 
 

@@ -60,6 +60,7 @@ def setup_command(
             "claimsDir": str(places.claims_dir),
             "memoryDir": str(places.memory_dir),
             "projectId": places.project_id,
+            "s3fs": places.s3fs,
         },
         "owner": None if owner is None else [owner.uid, owner.gid, list(owner.groups)],
         "volumes": [volume.to_json() for volume in volumes],
@@ -101,6 +102,7 @@ def main(arguments: list[str]) -> int:
         memory_dir=Path(content["places"]["memoryDir"]),
         project_id=content["places"]["projectId"],
         data_volumes={},
+        s3fs=content["places"].get("s3fs"),
     )
     owner = None
     if content["owner"] is not None:
@@ -123,6 +125,10 @@ def main(arguments: list[str]) -> int:
     # the volumes back (a handler, unlike SIG_IGN, is not inherited by the command).
     signal.signal(signal.SIGTERM, lambda *_: None)
     with subprocess.Popen(command, pass_fds=content["passFds"]) as child:
+        # The command stays in the pod's session; lockstep's own process leaves it, so that its
+        # memory is not counted as the pod's (the watchdog sums a session; see confinement.py).
+        # Its marker still finds it when the pod is stopped.
+        os.setsid()
         status = child.wait()
     for problem in finish(volumes, places, values=values):
         print(f"lockstep: {problem}", file=sys.stderr, flush=True)
