@@ -537,3 +537,12 @@ def test_with_the_sandbox_off_each_unapplied_field_is_named(unsandboxed: Api) ->
     assert {w["involvedObject"]["name"] for w in warnings} == {"plain-master-0", "plain-worker-0"}
     message = warnings[0]["message"]
     assert "hostPath mounted at /host-etc" in message and "readOnlyRootFilesystem" in message
+    conditions = unsandboxed.workload(done["id"])["conditions"]
+    [sandbox] = [c for c in conditions if c["type"] == "Sandbox"]
+    assert (sandbox["status"], sandbox["reason"]) == ("False", "NotApplied")
+    assert sandbox["message"] == (
+        "lockstep runs pods without a sandbox (LOCKSTEP_SANDBOX=off), so this is not applied: "
+        "hostPath mounted at /host-etc, readOnlyRootFilesystem"
+    )
+    listed = unsandboxed.get("/api/v1/workloads").json()["workloads"]
+    assert sandbox in listed[0]["conditions"]

@@ -24,7 +24,7 @@ from lockstep.api.routes import (
     workloads,
 )
 from lockstep.assembly import bootstrap, open_core
-from lockstep.config import RuntimeKind, Settings
+from lockstep.config import RuntimeKind, SandboxMode, Settings
 from lockstep.domain.clock import Clock, utc_now
 from lockstep.reconciler.controller import Controller, ProcessController, ThreadController
 from lockstep.rendering import kubernetes_settings, renderers
@@ -111,6 +111,7 @@ def create_app(
         renderers=renderers(settings),
         runtime=settings.runtime,
         image_environments=settings.image_environments,
+        unsandboxed=settings.runtime is RuntimeKind.LOCAL and settings.sandbox is SandboxMode.OFF,
         public_host=settings.public_host,
         clock=clock,
         version=__version__,

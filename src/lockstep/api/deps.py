@@ -41,6 +41,8 @@ class Services:
     runtime: RuntimeKind
     """The runtime this server drives."""
     image_environments: Mapping[str, pathlib.Path]
+    unsandboxed: bool
+    """The local runtime runs pods without a sandbox (LOCKSTEP_SANDBOX=off)."""
     public_host: str
     clock: Clock
     version: str

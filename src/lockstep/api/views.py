@@ -6,10 +6,13 @@ its wire form, so a GET costs one JSON parse and no validation.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
+
+from pydantic import ValidationError
 
 from lockstep.domain.clock import iso
 from lockstep.domain.cluster import NodeUse
@@ -19,7 +22,10 @@ from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.values import ConfigMap, Secret
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
+from lockstep.runtimes.base import PodStartError
+from lockstep.runtimes.local.isolation import isolation_asked
 from lockstep.runtimes.local.launch import environment_for_image
+from lockstep.schemas.distributed import MasterSpec, WorkerSpec
 from lockstep.store.workloads import WORKLOAD_TYPE
 
 TENANT_ID = 1
@@ -62,7 +68,9 @@ def distributed_workload(workload: Workload) -> dict[str, Any]:
     return body
 
 
-def _conditions(workload: Workload, unmapped: list[str]) -> list[dict[str, Any]]:
+def _conditions(
+    workload: Workload, unmapped: list[str], not_applied: list[str]
+) -> list[dict[str, Any]]:
     condition: dict[str, Any] = {
         "type": workload.actual_phase.value,
         "status": "True",
@@ -82,14 +90,41 @@ def _conditions(workload: Workload, unmapped: list[str]) -> list[dict[str, Any]]
                 "lastTransitionTime": iso(workload.created_at),
             }
         )
+    if not_applied:
+        conditions.append(
+            {
+                "type": "Sandbox",
+                "status": "False",
+                "reason": "NotApplied",
+                "message": "lockstep runs pods without a sandbox (LOCKSTEP_SANDBOX=off), so "
+                f"this is not applied: {', '.join(not_applied)}",
+                "lastTransitionTime": iso(workload.created_at),
+            }
+        )
     return conditions
 
 
+def _not_applied(workload: Workload) -> list[str]:
+    """What the workload's specs ask that only a sandbox gives, each field once."""
+    asked: dict[str, None] = {}
+    for key, model in (("spec", WorkerSpec), ("masterSpec", MasterSpec)):
+        wire = workload.request.get(key)
+        if wire:
+            with contextlib.suppress(ValidationError, PodStartError):
+                asked |= dict.fromkeys(isolation_asked(model.model_validate(wire, strict=False)))
+    return list(asked)
+
+
 def workload_item(
-    w: Workload, *, image_environments: Mapping[str, Path] | None = None
+    w: Workload,
+    *,
+    image_environments: Mapping[str, Path] | None = None,
+    unsandboxed: bool = False,
 ) -> dict[str, Any]:
     """A workload as `GET /api/v1/workloads` lists it; `image_environments` are the local
-    environments operators mapped to images (a condition names the images without one)."""
+    environments operators mapped to images (a condition names the images without one);
+    `unsandboxed`: the local runtime runs pods without a sandbox (a condition names what the
+    workload asks that only a sandbox gives)."""
     spec = w.request.get("spec") or {}
     images = sorted(
         {
@@ -125,6 +160,7 @@ def workload_item(
         "conditions": _conditions(
             w,
             [i for i in images if environment_for_image(i, image_environments or {}) is None],
+            _not_applied(w) if unsandboxed else [],
         ),
         "runningPods": w.running_pods,
         "category": w.category or "Train",

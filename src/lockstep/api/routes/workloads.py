@@ -66,8 +66,12 @@ async def get_workloads(
 ) -> Response:
     query = _query(filter_by, sort_by, sort_order, offset, limit, search, deleted)
     result = await services.calls.store(services.workloads.page, caller, query)
-    environments = services.image_environments
-    items = [views.workload_item(w, image_environments=environments) for w in result.items]
+    items = [
+        views.workload_item(
+            w, image_environments=services.image_environments, unsandboxed=services.unsandboxed
+        )
+        for w in result.items
+    ]
     return json_response(
         page(items, key="workloads", offset=query.offset, has_more=result.has_more)
     )
@@ -92,7 +96,9 @@ async def get_workload(
     workload_id: WorkloadId, caller: CallerDep, services: ServicesDep
 ) -> Response:
     workload = await services.calls.store(services.workloads.get, caller, str(workload_id))
-    item = views.workload_item(workload, image_environments=services.image_environments)
+    item = views.workload_item(
+        workload, image_environments=services.image_environments, unsandboxed=services.unsandboxed
+    )
     if (workload.request.get("spec") or {}).get("exposedUrls"):
         _, pods = await services.calls.store(
             services.workloads.pods, caller, str(workload_id), deleted=False
