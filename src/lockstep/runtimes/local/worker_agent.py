@@ -22,7 +22,6 @@ import contextlib
 import json
 import os
 import select
-import shutil
 import signal
 import socket
 import struct
@@ -34,7 +33,7 @@ from typing import Any
 
 from lockstep.runtimes.local.launch import WORKLOAD_DIR, Launch
 from lockstep.runtimes.local.processes import POD_MARKER
-from lockstep.runtimes.local.sandbox import command
+from lockstep.runtimes.local.sandbox import Sandboxing, command, probe
 from lockstep.runtimes.local.sandboxes import seccomp_descriptor
 from lockstep.runtimes.local.state import PodFiles, read_json
 
@@ -49,6 +48,7 @@ def main() -> None:
     workload_dir = Path(os.environ[WORKLOAD_DIR])
     files = PodFiles(workload_dir / os.environ["HOSTNAME"])
     launch = Launch.from_json(read_json(files.launch))
+    sandboxing = None if launch.sandbox is None else probe()
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address(workload_dir.name, launch.pod_name))
     listener.listen(64)
@@ -58,11 +58,17 @@ def main() -> None:
     while True:
         connection, _ = listener.accept()
         threading.Thread(
-            target=_serve, args=(connection, workload_dir, files, launch), daemon=True
+            target=_serve, args=(connection, workload_dir, files, launch, sandboxing), daemon=True
         ).start()
 
 
-def _serve(connection: socket.socket, workload_dir: Path, files: PodFiles, launch: Launch) -> None:
+def _serve(
+    connection: socket.socket,
+    workload_dir: Path,
+    files: PodFiles,
+    launch: Launch,
+    sandboxing: Sandboxing | None,
+) -> None:
     with connection:
         if not _of_this_workload(connection, workload_dir):
             _answer(connection, {"error": "not a process of this workload"})
@@ -73,7 +79,7 @@ def _serve(connection: socket.socket, workload_dir: Path, files: PodFiles, launc
             _answer(connection, {"error": "a request is {'argv': [strings]}"})
             return
         try:
-            status = _run(argv, connection, files, launch)
+            status = _run(argv, connection, files, launch, sandboxing)
         except OSError as error:
             _answer(connection, {"error": f"could not start the command: {error}"})
             return
@@ -82,7 +88,11 @@ def _serve(connection: socket.socket, workload_dir: Path, files: PodFiles, launc
 
 
 def _run(
-    argv: Sequence[str], connection: socket.socket, files: PodFiles, launch: Launch
+    argv: Sequence[str],
+    connection: socket.socket,
+    files: PodFiles,
+    launch: Launch,
+    sandboxing: Sandboxing | None,
 ) -> int | None:
     """Run the command in the pod's sandbox until it ends (its exit status) or the client goes
     away (None: the command is killed)."""
@@ -94,20 +104,19 @@ def _run(
     if launch.sandbox is None:
         cwd = launch.working_dir or cwd
     else:
-        tools = {name: shutil.which(name) for name in ("bwrap", "env", "setpriv", "unshare")}
-        missing = sorted(name for name, path in tools.items() if path is None)
-        if missing:
-            raise OSError(f"{', '.join(missing)} not found for the worker's sandbox")
+        if sandboxing is None or sandboxing.bwrap is None or not sandboxing.available:
+            reason = "no sandbox" if sandboxing is None else sandboxing.problem
+            raise OSError(f"the worker's sandbox cannot be made here: {reason}")
         if launch.sandbox.seccomp:  # bwrap reads the filter from a descriptor it inherits
             descriptor = seccomp_descriptor(launch.sandbox.capabilities or ())
             passed = (descriptor,)
         line = command(
             launch.sandbox,
             line,
-            bwrap=str(tools["bwrap"]),
-            env=str(tools["env"]),
-            setpriv=str(tools["setpriv"]),
-            unshare=str(tools["unshare"]),
+            bwrap=sandboxing.bwrap,
+            env=sandboxing.env,
+            setpriv=sandboxing.setpriv,
+            unshare=sandboxing.unshare,
             seccomp_fd=descriptor,
         )
     try:
