@@ -23,6 +23,7 @@ from lockstep.domain.errors import Violation
 from lockstep.domain.workload import Workload
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.isolation import (
+    VolumeAsk,
     VolumeKind,
     isolation_asked,
     security_of,
@@ -142,11 +143,7 @@ class SandboxPolicy:
         own = Mount(workload_dir, MountKind.BIND, source=workload_dir)
         installed = (Mount(p, MountKind.BIND, source=p, read_only=True) for p in self.installation)
         mounts = [own, *installed, *(mount_of(volume, places) for volume in volumes)]
-        private = list(
-            dict.fromkeys(
-                str(v.source) for v in volumes if v.kind is VolumeKind.HOST_PATH and v.private
-            )
-        )
+        private = private_host_paths(volumes)
         unapplied = tuple(
             f"mountPropagation None of the hostPath {source} (lockstep is not root: the pod "
             "sees what this machine mounts there later)"
@@ -179,6 +176,13 @@ class SandboxPolicy:
             env=env,
             unapplied=launch.unapplied + unapplied,
         )
+
+
+def private_host_paths(volumes: Sequence[VolumeAsk]) -> list[str]:
+    """The hostPath directories that this machine's later mounts must not reach
+    (mountPropagation None, the default), each once."""
+    found = (v.source for v in volumes if v.kind is VolumeKind.HOST_PATH and v.private)
+    return list(dict.fromkeys(str(source) for source in found))
 
 
 def home_of(uid: int) -> str:
