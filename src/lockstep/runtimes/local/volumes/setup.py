@@ -8,8 +8,9 @@ volumes, runs the command, and once the command has ended writes the s3 volumes 
 unmounts NFS. A volume that cannot be prepared ends the pod with exit status 1 and the reason
 (credentials redacted) as the last line of its log, after the problems the runtime found with
 the pod's other volumes (so that every volume that cannot be made ready is named together).
-Running in the pod's process group, it is stopped with the pod, and a slow clone holds up
-neither lockstep nor the other pods.
+It starts in the pod's process group, so a slow clone holds up neither lockstep nor the other
+pods and is stopped with the pod; once the command runs, it leaves the pod's session (its memory
+is not the pod's) and the pod's marker is what finds it.
 """
 
 from __future__ import annotations
@@ -119,7 +120,7 @@ def main(arguments: list[str]) -> int:
         reason = f"{NOT_READY}{'; '.join(problems)}"
         print(f"lockstep: {reason}", file=sys.stderr, flush=True)
         Path(content["terminationMessage"]).write_text(reason)
-        finish(volumes, places, values=values, write_back=False)  # NFS mounted, unmounted
+        finish(volumes, places, values=values, write_back=False)  # what was mounted, unmounted
         return VOLUME_FAILED
     # Stopping the pod signals its whole group: the command ends, this process stays to write
     # the volumes back (a handler, unlike SIG_IGN, is not inherited by the command).
