@@ -24,7 +24,6 @@ from lockstep.runtimes.local.sandbox import (
     Mount,
     MountKind,
     SandboxSpec,
-    command,
     probe,
 )
 from lockstep.runtimes.local.sandboxes import SECCOMP_FD, seccomp_descriptor
@@ -72,17 +71,8 @@ def main() -> None:
             seccomp=True,
             private_sources=(str(root / "data"),),
         )
-        sandboxed = command(
-            spec,
-            COMMAND,
-            bwrap=sandboxing.bwrap,
-            env=sandboxing.env,
-            setpriv=sandboxing.setpriv,
-            unshare=sandboxing.unshare,
-            seccomp_fd=SECCOMP_FD,
-        )
-        plain = SandboxSpec()
-        minimal = command(plain, COMMAND, bwrap=sandboxing.bwrap, env=sandboxing.env)
+        sandboxed = sandboxing.command(spec, COMMAND, seccomp_fd=SECCOMP_FD)
+        minimal = sandboxing.command(SandboxSpec(), COMMAND)
         runs: dict[str, list[float]] = {"without a sandbox": [], "plain sandbox": [], "full": []}
         for argv, seccomp in ((COMMAND, False), (minimal, False), (sandboxed, True)):
             timed(argv, seccomp=seccomp)  # warm-up

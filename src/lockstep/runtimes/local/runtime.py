@@ -37,7 +37,6 @@ from lockstep.runtimes.local.launches import Launches
 from lockstep.runtimes.local.logs import DEFAULT_MAX_BYTES, LogCollector, make_pipe, parse
 from lockstep.runtimes.local.ports import WorkloadPorts, allocate
 from lockstep.runtimes.local.probes import Prober
-from lockstep.runtimes.local.sandbox import command
 from lockstep.runtimes.local.sandboxes import (
     SECCOMP_FD,
     SandboxPolicy,
@@ -424,15 +423,8 @@ class LocalRuntime:
             if sandbox.seccomp:
                 kept = sandbox.capabilities or ()
                 inherited = processes.Inherited(seccomp_descriptor(kept), SECCOMP_FD)
-            argv = command(
-                sandbox,
-                launch.argv,
-                bwrap=policy.sandboxing.bwrap or "bwrap",
-                env=policy.sandboxing.env,
-                setpriv=policy.sandboxing.setpriv,
-                unshare=policy.sandboxing.unshare,
-                seccomp_fd=SECCOMP_FD if sandbox.seccomp else None,
-            )
+            seccomp_fd = SECCOMP_FD if sandbox.seccomp else None
+            argv = policy.sandboxing.command(sandbox, launch.argv, seccomp_fd=seccomp_fd)
         if remote:
             argv = setup_command(
                 places,

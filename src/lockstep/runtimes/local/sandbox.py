@@ -274,6 +274,20 @@ class Sandboxing:
     def available(self) -> bool:
         return self.bwrap is not None and not self.problem
 
+    def command(
+        self, spec: SandboxSpec, argv: Sequence[str], *, seccomp_fd: int | None = None
+    ) -> list[str]:
+        """`command` with the tools found on this machine."""
+        return command(
+            spec,
+            argv,
+            bwrap=self.bwrap or "bwrap",
+            env=self.env,
+            setpriv=self.setpriv,
+            unshare=self.unshare,
+            seccomp_fd=seccomp_fd,
+        )
+
 
 def probe(bwrap: str | None = None) -> Sandboxing:
     """Look for bwrap and run it once, as lockstep would, to see that it works here."""

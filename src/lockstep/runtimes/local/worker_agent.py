@@ -33,7 +33,7 @@ from typing import Any
 
 from lockstep.runtimes.local.launch import WORKLOAD_DIR, Launch
 from lockstep.runtimes.local.processes import POD_MARKER
-from lockstep.runtimes.local.sandbox import Sandboxing, command, probe
+from lockstep.runtimes.local.sandbox import Sandboxing, probe
 from lockstep.runtimes.local.sandboxes import seccomp_descriptor
 from lockstep.runtimes.local.state import PodFiles, read_json
 
@@ -104,21 +104,13 @@ def _run(
     if launch.sandbox is None:
         cwd = launch.working_dir or cwd
     else:
-        if sandboxing is None or sandboxing.bwrap is None or not sandboxing.available:
+        if sandboxing is None or not sandboxing.available:
             reason = "no sandbox" if sandboxing is None else sandboxing.problem
             raise OSError(f"the worker's sandbox cannot be made here: {reason}")
         if launch.sandbox.seccomp:  # bwrap reads the filter from a descriptor it inherits
             descriptor = seccomp_descriptor(launch.sandbox.capabilities or ())
             passed = (descriptor,)
-        line = command(
-            launch.sandbox,
-            line,
-            bwrap=sandboxing.bwrap,
-            env=sandboxing.env,
-            setpriv=sandboxing.setpriv,
-            unshare=sandboxing.unshare,
-            seccomp_fd=descriptor,
-        )
+        line = sandboxing.command(launch.sandbox, line, seccomp_fd=descriptor)
     try:
         child = subprocess.Popen(line, env=env, cwd=cwd, stdin=subprocess.DEVNULL, pass_fds=passed)
     finally:
