@@ -37,6 +37,12 @@ from lockstep.runtimes.local.sandbox import Sandboxing, probe
 from lockstep.runtimes.local.sandboxes import seccomp_descriptor
 from lockstep.runtimes.local.state import PodFiles, read_json
 
+REQUEST_TIMEOUT = 30.0
+"""Seconds a client has to send its request line."""
+
+MAX_REQUEST = 1 << 20
+"""The longest request line read, in bytes."""
+
 
 def address(workload_id: str, pod_name: str) -> str:
     """The abstract socket a worker's agent listens on (no file: no path length to fit, and
@@ -70,11 +76,22 @@ def _serve(
     sandboxing: Sandboxing | None,
 ) -> None:
     with connection:
+        # The request is read before any answer, a refusal included: a client still sending
+        # to a closed connection would see a broken pipe instead of the reason.
+        connection.settimeout(REQUEST_TIMEOUT)
+        try:
+            line = connection.makefile("rb").readline(MAX_REQUEST)
+        except OSError:
+            return
+        connection.settimeout(None)
         if not _of_this_workload(connection, workload_dir):
             _answer(connection, {"error": "not a process of this workload"})
             return
-        request = json.loads(connection.makefile("rb").readline() or b"{}")
-        argv = request.get("argv")
+        try:
+            request = json.loads(line or b"{}")
+        except ValueError:
+            request = None
+        argv = request.get("argv") if isinstance(request, dict) else None
         if not isinstance(argv, list) or not argv or not all(isinstance(a, str) for a in argv):
             _answer(connection, {"error": "a request is {'argv': [strings]}"})
             return
