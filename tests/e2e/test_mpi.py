@@ -83,10 +83,17 @@ def test_mpi_allreduce_across_workers_and_slots(live_server: LiveServer, policy:
 
 CONFINED = {"seccompProfileType": "RuntimeDefault", "capabilities": ["CHOWN", "KILL"]}
 """The security context of the documentation's example: no namespaces can be made inside."""
+ANOTHER_USER = {"uidGidSource": "custom", "runAsUid": 65534, "runAsGid": 65534}
+"""Pods running as a user who cannot enter lockstep's data directory."""
+AS_ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="pods run as another user with root")
 
 
 @pytest.mark.skipif(not MPIRUN.exists(), reason="Open MPI's mpirun is not installed beside python")
-@pytest.mark.parametrize("security", [None, CONFINED], ids=["plain", "confined"])
+@pytest.mark.parametrize(
+    "security",
+    [None, CONFINED, pytest.param(ANOTHER_USER, marks=AS_ROOT_ONLY)],
+    ids=["plain", "confined", "another-user"],
+)
 def test_ranks_started_on_a_worker_see_that_workers_mounts(
     live_server: LiveServer, tmp_path: Path, security: dict[str, Any] | None
 ) -> None:

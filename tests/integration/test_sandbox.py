@@ -30,9 +30,6 @@ from tests.support.pods import pod_log
 from tests.support.requests import distributed, python
 from tests.support.s3_server import ACCESS_KEY, SECRET_KEY, S3Server
 
-SYSTEM_PYTHON = "/usr/bin/python3"
-"""What pods running as another user run: this test's interpreter lives under /root, which
-only root may enter."""
 IMAGENET = "0c7a1d5e-7b7e-4a4f-9a52-6a8f3f0b2d11"
 SECRETS = "/api/v1/org-unit/projects/1/secrets"
 CONFIG_MAPS = "/api/v1/org-unit/projects/1/configmaps"
@@ -52,8 +49,6 @@ def settings(tmp_path: Path, sqlite_url: str) -> Settings:
 
 def run(api: Api, name: str, code: str, **spec: Any) -> dict[str, Any]:
     """A workload of one master and one worker running `code`, waited for until it ends."""
-    if "runAsUid" in (spec.get("security") or {}):
-        spec["command"] = SYSTEM_PYTHON
     body = distributed(api.cluster_id(), name=name, workers=1, args=python(code), **spec)
     body["spec"]["backoffLimit"] = 0
     created = api.create(body)

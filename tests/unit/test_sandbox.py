@@ -5,6 +5,10 @@ sandbox gives, and refusals by name where this machine cannot give it."""
 from __future__ import annotations
 
 import dataclasses
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -290,3 +294,81 @@ def test_a_sandboxed_launch_sees_its_workload_and_loses_tmpdir() -> None:
     assert (own.target, own.source) == (f"/r/{workload.id}", f"/r/{workload.id}")
     assert "TMPDIR" not in sandboxed.env
     assert dataclasses.replace(sandboxed, sandbox=None).sandbox is None
+
+
+@pytest.fixture
+def open_dir() -> Iterator[Path]:
+    """A directory any user may enter (the tests' own may not be)."""
+    directory = Path(tempfile.mkdtemp(prefix="lockstep-open-", dir="/var/tmp"))
+    directory.chmod(0o755)
+    yield directory
+    shutil.rmtree(directory)
+
+
+def test_what_another_user_may_not_enter_is_veiled_and_lockstep_bound_back_through_it(
+    open_dir: Path,
+) -> None:
+    """A pod running as another user reaches lockstep's interpreter and its workload's
+    directory even where they lie under a directory only lockstep's user may enter."""
+    home = open_dir / "home"
+    (home / "python").mkdir(parents=True)
+    home.chmod(0o700)
+    chosen = dataclasses.replace(
+        policy(Sandboxing("/usr/bin/bwrap", as_root=True)), installation=(str(home / "python"),)
+    )
+    workload = workload_of(request_body())
+
+    def mounts(**security: object) -> tuple[Mount, ...]:
+        launch, worker = launch_for(security={"uidGidSource": "custom", **security})
+        sandboxed = chosen.apply(launch, worker, workload=workload, runtime_root=home, on=None)
+        assert sandboxed.sandbox is not None
+        return sandboxed.sandbox.mounts
+
+    veiled = mounts(runAsUid=4242, runAsGid=4343)
+    assert Mount(str(home), MountKind.TMPFS, read_only=True) in veiled
+    assert Mount(str(home / "python"), source=str(home / "python"), read_only=True) in veiled
+    own = str(home / workload.id)
+    assert Mount(own, source=own) in veiled
+    # The group's search permission lets its members in (others', anyone).
+    if os.geteuid() == 0:
+        os.chown(home, -1, 4343)
+        home.chmod(0o710)
+    else:
+        home.chmod(0o701)
+    assert all(m.kind is not MountKind.TMPFS for m in mounts(runAsUid=4242, runAsGid=4343))
+    # Lockstep's own user (and a pod without an identity of its own) needs no veil.
+    plain = apply(chosen)
+    assert plain.sandbox is not None
+    assert all(m.kind is not MountKind.TMPFS for m in plain.sandbox.mounts)
+
+
+def test_a_veil_is_read_only_once_what_it_holds_is_mounted() -> None:
+    sandbox = SandboxSpec(
+        mounts=(
+            Mount("/root/.pyenv/3.11", source="/root/.pyenv/3.11", read_only=True),
+            Mount("/root", MountKind.TMPFS, read_only=True),
+        )
+    )
+    line = command(sandbox, ["true"])
+    veil = line.index("/root")
+    assert line[veil - 3 : veil] == ["--perms", "0755", "--tmpfs"]
+    assert line.index("/root/.pyenv") < line.index("/root/.pyenv/3.11")
+    remount = line.index("--remount-ro")
+    assert line[remount + 1] == "/root" and remount > line.index("/root/.pyenv/3.11")
+    assert host_mount_points(sandbox) == []  # nothing to make on this machine
+
+
+def test_mpi_files_are_at_etc_mpi_in_pods_sandboxed_as_root() -> None:
+    directory = Path("/r/w/mpi")
+    as_root = policy(Sandboxing("/usr/bin/bwrap", as_root=True))
+    launcher = as_root.expose_mpi_files(apply(as_root), directory, launcher=True)
+    assert launcher.sandbox is not None
+    assert Mount("/etc/mpi", source="/r/w/mpi", read_only=True) in launcher.sandbox.mounts
+    assert launcher.env["OMPI_MCA_orte_default_hostfile"] == "/etc/mpi/hostfile"
+    assert launcher.env["PRTE_MCA_plm_ssh_agent"] == "/etc/mpi/rsh"
+    worker = as_root.expose_mpi_files(apply(as_root), directory, launcher=False)
+    assert worker.sandbox is not None and worker.sandbox.mounts[-1].target == "/etc/mpi"
+    assert "PRTE_MCA_plm_ssh_agent" not in worker.env
+    as_user = policy(Sandboxing("/usr/bin/bwrap"), euid=1000)
+    unchanged = apply(as_user)
+    assert as_user.expose_mpi_files(unchanged, directory, launcher=True) == unchanged

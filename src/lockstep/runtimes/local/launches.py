@@ -62,6 +62,7 @@ class Launches:
         identity = PodIdentity(uid=uid, name=pod_name, namespace=workload.namespace, node_name=node)
         replica = plan.replica(pod_name)
         runtime_env = gpu_environment(on) if on is not None else {}
+        mpi_directory = self.root / workload.id / MPI_DIRECTORY
         if replica.spec.create_home_dir:
             runtime_env["HOME"] = str(PodFiles(self.root / workload.id / pod_name).home)
         if plan.framework is DistributedFramework.MPI:
@@ -70,8 +71,8 @@ class Launches:
                 runtime_env[WORKLOAD_DIR] = str(self.root / workload.id)
             if replica.role is Role.LAUNCHER:
                 runtime_env |= mpi.paths(
-                    hostfile_path=str(self.root / workload.id / MPI_DIRECTORY / "hostfile"),
-                    agent_path=str(self.root / workload.id / MPI_DIRECTORY / "rsh"),
+                    hostfile_path=str(mpi_directory / "hostfile"),
+                    agent_path=str(mpi_directory / "rsh"),
                 )
         launch = launch_of(
             plan,
@@ -86,9 +87,13 @@ class Launches:
         )
         if self.sandboxes is None:
             return launch
-        return self.sandboxes.apply(
+        launch = self.sandboxes.apply(
             launch, replica.spec, workload=workload, runtime_root=self.root, on=on
         )
+        if plan.framework is DistributedFramework.MPI:
+            launcher = replica.role is Role.LAUNCHER
+            launch = self.sandboxes.expose_mpi_files(launch, mpi_directory, launcher=launcher)
+        return launch
 
     def render(
         self, workload: Workload, plan: ReplicaPlan, ports: WorkloadPorts | None = None

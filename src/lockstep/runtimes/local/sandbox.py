@@ -175,11 +175,15 @@ def command(
         if mount.kind is MountKind.TMPFS:
             if mount.size_bytes is not None:
                 line += ["--size", str(mount.size_bytes)]
-            line += ["--perms", "1777", "--tmpfs", mount.target]
+            perms = "0755" if mount.read_only else "1777"
+            line += ["--perms", perms, "--tmpfs", mount.target]
         elif mount.source is None:
             raise ValueError(f"the bind mount at {mount.target} has no source")
         else:
             line += ["--ro-bind" if mount.read_only else "--bind", mount.source, mount.target]
+    for mount in spec.mounts:  # once what is mounted in them is there
+        if mount.kind is MountKind.TMPFS and mount.read_only:
+            line += ["--remount-ro", mount.target]
     if spec.private_ipc:
         line.append("--unshare-ipc")
     if spec.seccomp:

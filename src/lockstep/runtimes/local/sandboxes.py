@@ -12,15 +12,17 @@ from __future__ import annotations
 import dataclasses
 import os
 import pwd
+import stat
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from lockstep.config import S3Mount, SandboxMode, Settings
 from lockstep.domain.cluster import Assignment
 from lockstep.domain.errors import Violation
 from lockstep.domain.workload import Workload
+from lockstep.frameworks import mpi
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.isolation import (
     VolumeAsk,
@@ -65,9 +67,9 @@ class SandboxPolicy:
     s3fs: str | None = None
     """s3fs, when s3 volumes are mounted with it rather than synchronised."""
     installation: tuple[str, ...] = ()
-    """lockstep's own installation where it lies under /tmp (a checkout, its venv): bound
-    back, read-only, over the pod's own /tmp, since pods run lockstep's interpreter unless an
-    image environment says otherwise."""
+    """lockstep's own installation (its interpreter, its venv, the checkout it runs from),
+    which pods reach since they run lockstep's interpreter unless an image environment says
+    otherwise, and MPI launchers run its remote-start agent: see `installation_mounts`."""
 
     def places(
         self, workload_id: str, pod_name: str, project_id: str, runtime_root: Path
@@ -138,11 +140,12 @@ class SandboxPolicy:
             for volume in volumes_of(spec)
         ]
         # The workload's own directory (the pod's directory, MPI's hostfile and agent) stays
-        # visible when it lies under /tmp, which the sandbox replaces with its own.
+        # visible when it lies under /tmp, which the sandbox replaces with its own, or under
+        # a directory the pod's user may not enter.
         workload_dir = str(places.workload_dir)
         own = Mount(workload_dir, MountKind.BIND, source=workload_dir)
-        installed = (Mount(p, MountKind.BIND, source=p, read_only=True) for p in self.installation)
-        mounts = [own, *installed, *(mount_of(volume, places) for volume in volumes)]
+        reachable = self.reachable(identity, workload_dir)
+        mounts = [own, *reachable, *(mount_of(volume, places) for volume in volumes)]
         private = private_host_paths(volumes)
         unapplied = tuple(
             f"mountPropagation None of the hostPath {source} (lockstep is not root: the pod "
@@ -176,6 +179,46 @@ class SandboxPolicy:
             env=env,
             unapplied=launch.unapplied + unapplied,
         )
+
+    def reachable(self, identity: Identity | None, workload_dir: str) -> list[Mount]:
+        """What keeps lockstep's installation and the workload's directory (bound by the
+        caller) reachable in a pod's sandbox: the installation bound back over the pod's own
+        /tmp where it lies there; and, for a pod running as another user, each directory
+        above them that this user may not enter (a home directory with mode 0700, lockstep's
+        data directory) veiled by an empty read-only file system, with them bound back
+        through it. A veil hides nothing the pod's user could reach."""
+        veils: list[str] = []
+        if identity is not None and identity.uid not in (0, self.euid):
+            veils = unenterable_above([*self.installation, workload_dir], identity)
+        hidden = [PurePosixPath(path) for path in (*veils, "/tmp")]  # noqa: S108 - the pod's
+        bound = [p for p in self.installation if any(h in PurePosixPath(p).parents for h in hidden)]
+        return [
+            *(Mount(veil, MountKind.TMPFS, read_only=True) for veil in veils),
+            *(Mount(path, MountKind.BIND, source=path, read_only=True) for path in bound),
+        ]
+
+    def expose_mpi_files(self, launch: Launch, directory: Path, *, launcher: bool) -> Launch:
+        """The hostfile and remote-start agent of an MPI workload (`directory`) where
+        Kubeflow's MPI operator puts them, /etc/mpi, read-only, when lockstep sandboxes its
+        pods as root: a launcher running as another user cannot enter lockstep's data
+        directory. The launcher's variables name them there; the workers have them too, since
+        the daemons mpirun starts there are given the same paths. Elsewhere they stay where
+        they are, which the pods' user (lockstep's) reaches."""
+        if launch.sandbox is None or self.sandboxing is None or not self.sandboxing.as_root:
+            return launch
+        bound = Mount(MPI_FILES, MountKind.BIND, source=str(directory), read_only=True)
+        env = dict(launch.env)
+        if launcher:
+            env |= mpi.paths(hostfile_path=f"{MPI_FILES}/hostfile", agent_path=f"{MPI_FILES}/rsh")
+        return dataclasses.replace(
+            launch,
+            env=env,
+            sandbox=dataclasses.replace(launch.sandbox, mounts=(*launch.sandbox.mounts, bound)),
+        )
+
+
+MPI_FILES = "/etc/mpi"
+"""Where sandboxed MPI pods find the hostfile and agent, as in Kubeflow's launcher."""
 
 
 def private_host_paths(volumes: Sequence[VolumeAsk]) -> list[str]:
@@ -232,19 +275,47 @@ def policy_of(settings: Settings) -> SandboxPolicy:
         image_user=None if image_user is None else Identity(*image_user),
         data_volumes=settings.data_volumes,
         s3fs=s3_mount.available() if settings.s3_mount is S3Mount.AUTO else None,
-        installation=installation_under_tmp(),
+        installation=installation(),
     )
 
 
-def installation_under_tmp() -> tuple[str, ...]:
-    """The directories of lockstep's installation that lie under this machine's /tmp: its
-    Python environment, and the checkout it runs from (an editable install)."""
+def installation() -> tuple[str, ...]:
+    """The directories of lockstep's installation: its interpreter's, its Python environment,
+    and the checkout it runs from (an editable install); one inside another is left out."""
     package = Path(__file__).resolve().parents[2]  # .../lockstep/runtimes/local → the package
     checkout = package.parent.parent if package.parent.name == "src" else package.parent
-    tmp = Path("/tmp")  # noqa: S108 - this machine's /tmp, which pods do not see
-    found = {str(p) for p in (Path(sys.prefix), checkout) if tmp in p.resolve().parents}
-    # One inside another is bound with it.
+    found = {str(p.resolve()) for p in (Path(sys.base_prefix), Path(sys.prefix), checkout)}
     return tuple(sorted(p for p in found if not any(Path(q) in Path(p).parents for q in found)))
+
+
+def installation_under_tmp() -> tuple[str, ...]:
+    """The directories of lockstep's installation that lie under this machine's /tmp."""
+    tmp = Path("/tmp")  # noqa: S108 - this machine's /tmp, which pods do not see
+    return tuple(p for p in installation() if tmp in Path(p).parents)
+
+
+def unenterable_above(paths: Sequence[str], identity: Identity) -> list[str]:
+    """For each of `paths`, the highest directory above it that `identity` may not enter
+    (no search permission for it), each once."""
+    found: dict[str, None] = {}
+    for path in paths:
+        for parent in reversed(PurePosixPath(path).parents):
+            if not _may_enter(Path(parent), identity):
+                found.setdefault(str(parent))
+                break
+    return list(found)
+
+
+def _may_enter(directory: Path, identity: Identity) -> bool:
+    try:
+        status = directory.stat()
+    except OSError:
+        return True  # nothing to veil: the pod meets the same error as lockstep would
+    if status.st_uid == identity.uid:
+        return bool(status.st_mode & stat.S_IXUSR)
+    if status.st_gid == identity.gid or status.st_gid in identity.groups:
+        return bool(status.st_mode & stat.S_IXGRP)
+    return bool(status.st_mode & stat.S_IXOTH)
 
 
 def unknown_data_volumes(
