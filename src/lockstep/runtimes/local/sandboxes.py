@@ -69,7 +69,7 @@ class SandboxPolicy:
     installation: tuple[str, ...] = ()
     """lockstep's own installation (its interpreter, its venv, the checkout it runs from),
     which pods reach since they run lockstep's interpreter unless an image environment says
-    otherwise, and MPI launchers run its remote-start agent: see `installation_mounts`."""
+    otherwise, and MPI launchers run its remote-start agent: see `reachable`."""
 
     def places(
         self, workload_id: str, pod_name: str, project_id: str, runtime_root: Path
