@@ -13,7 +13,7 @@ import pytest
 from lockstep.config import Settings
 from tests.conftest import make_settings
 from tests.support.api import Api
-from tests.support.pods import pod_log
+from tests.support.pods import pod_log, settled_pods
 from tests.support.requests import distributed, python
 
 PRINTS_ENV = python(
@@ -61,6 +61,7 @@ def test_secret_and_config_map_references_are_read_when_pods_start(
     )
     workload_id = api.create(body)["workloadId"]
     assert api.wait_for(workload_id, {"Completed", "Failed"})["phase"] == "Completed"
+    settled_pods(api, workload_id)  # the master's end ends the workload, not the worker's
     log = pod_log(api, workload_id, "wired-worker-0")
     assert "DB_PASSWORD hunter2\nMODE fast\n" in log
 
@@ -83,6 +84,7 @@ def test_a_missing_secret_fails_the_workload_naming_it(api: Api) -> None:
 def test_create_home_dir_gives_each_pod_a_home_of_its_own(api: Api) -> None:
     workload_id = api.create(with_env(api, "homed", createHomeDir=True))["workloadId"]
     assert api.wait_for(workload_id, {"Completed", "Failed"})["phase"] == "Completed"
+    settled_pods(api, workload_id)  # the master's end ends the workload, not the worker's
     homes = {
         pod: pod_log(api, workload_id, f"homed-{pod}").splitlines()[2].removeprefix("HOME ")
         for pod in ("master-0", "worker-0")
@@ -96,6 +98,7 @@ def test_create_home_dir_gives_each_pod_a_home_of_its_own(api: Api) -> None:
 def test_a_mapped_image_runs_in_its_environment(api: Api, venv: Path) -> None:
     workload_id = api.create(with_env(api, "mapped"))["workloadId"]
     assert api.wait_for(workload_id, {"Completed", "Failed"})["phase"] == "Completed"
+    settled_pods(api, workload_id)  # the master's end ends the workload, not the worker's
     printed = dict(
         line.split(" ", 1) for line in pod_log(api, workload_id, "mapped-worker-0").splitlines()
     )
@@ -108,6 +111,7 @@ def test_a_mapped_image_runs_in_its_environment(api: Api, venv: Path) -> None:
 def test_an_unmapped_image_runs_with_a_condition_saying_so(api: Api) -> None:
     workload_id = api.create(with_env(api, "unmapped", image="pytorch/pytorch:2.4"))["workloadId"]
     assert api.wait_for(workload_id, {"Completed", "Failed"})["phase"] == "Completed"
+    settled_pods(api, workload_id)  # the master's end ends the workload, not the worker's
     printed = pod_log(api, workload_id, "unmapped-worker-0")
     assert "VIRTUAL_ENV None" in printed
     condition = api.workload(workload_id)["conditions"][1]

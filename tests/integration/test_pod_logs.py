@@ -8,6 +8,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from tests.support.api import Api, poll
+from tests.support.pods import settled_pods
 from tests.support.requests import distributed, python
 
 PRINTS = python(
@@ -26,6 +27,7 @@ def completed(api: Api, name: str, args: str) -> str:
         api.create(distributed(api.cluster_id(), name=name, workers=1, args=args))["workloadId"]
     )
     assert api.wait_for(workload_id, {"Completed", "Failed"})["phase"] == "Completed"
+    settled_pods(api, workload_id)  # the master's end ends the workload, not the worker's
     return workload_id
 
 

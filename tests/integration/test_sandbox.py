@@ -152,11 +152,16 @@ def test_host_paths_are_read_only_unless_asked_and_writes_reach_the_machine(
     shared.mkdir()
     (shared / "input.txt").write_text("from the machine\n")
     code = attempt(
-        "import json, os\n"
-        "print(json.dumps([open('/data/ro/input.txt').read(),\n"
-        "                  attempt(lambda: open('/data/ro/out', 'w')),\n"
-        "                  attempt(lambda: open('/data/rw/out-' + os.environ['HOSTNAME'], 'w')\n"
-        "                          .write('written'))]))"
+        "import json, os, time\n"
+        "found = [open('/data/ro/input.txt').read(),\n"
+        "         attempt(lambda: open('/data/ro/out', 'w')),\n"
+        "         attempt(lambda: open('/data/rw/out-' + os.environ['HOSTNAME'], 'w')\n"
+        "                 .write('written'))]\n"
+        # The master's end ends the workload: it waits for the worker's write.
+        "deadline = time.monotonic() + 60\n"
+        "while len(os.listdir('/data/rw')) < 3 and time.monotonic() < deadline:\n"
+        "    time.sleep(0.05)\n"
+        "print(json.dumps(found))"
     )
     storage = {
         "hostPath": [
