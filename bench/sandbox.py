@@ -2,7 +2,9 @@
 (`/bin/true`, so that the start is all there is) started as lockstep starts a pod without a
 sandbox, and inside the sandbox lockstep builds for a pod that asks for a lot (a host path kept
 out of this machine's later mounts, as mountPropagation None asks, a claim, a memory emptyDir,
-another uid/gid and groups, a read-only root, capabilities, the default seccomp filter),
+another uid/gid and groups, who reaches lockstep's installation and the workload's directory
+through veiled directories where it may not enter them, a read-only root, capabilities, the
+default seccomp filter),
 interleaved, `--repeats` times each. Target: at most 30 ms per pod.
 
     .venv/bin/python -m bench.sandbox [--repeats 200]
@@ -26,7 +28,12 @@ from lockstep.runtimes.local.sandbox import (
     SandboxSpec,
     probe,
 )
-from lockstep.runtimes.local.sandboxes import SECCOMP_FD, seccomp_descriptor
+from lockstep.runtimes.local.sandboxes import (
+    SECCOMP_FD,
+    SandboxPolicy,
+    installation,
+    seccomp_descriptor,
+)
 
 COMMAND = ["/bin/true"]
 
@@ -58,15 +65,20 @@ def main() -> None:
     try:
         for name in ("workload", "data", "claim", "mnt/data", "mnt/claim", "mnt/fast"):
             (root / name).mkdir(parents=True)
+        identity = Identity(1000, 1000, (2000,))
+        policy = SandboxPolicy(
+            sandboxing, root / "claim", root / "memory", os.geteuid(), installation=installation()
+        )
         spec = SandboxSpec(
             mounts=(
                 Mount(str(root / "workload"), source=str(root / "workload")),
+                *policy.reachable(identity, str(root / "workload")),
                 Mount(str(root / "mnt/data"), source=str(root / "data"), read_only=True),
                 Mount(str(root / "mnt/claim"), source=str(root / "claim")),
                 Mount(str(root / "mnt/fast"), MountKind.TMPFS, size_bytes=64 * 2**20),
             ),
             read_only_root=True,
-            identity=Identity(1000, 1000, (2000,)),
+            identity=identity,
             capabilities=("CHOWN",),
             seccomp=True,
             private_sources=(str(root / "data"),),
