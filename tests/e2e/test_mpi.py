@@ -99,7 +99,9 @@ def test_ranks_started_on_a_worker_see_that_workers_mounts(
 ) -> None:
     """The workers mount a host path the launcher does not: the ranks mpirun starts on them
     (through the worker's agent) run in the worker's sandbox, so they read it; also from a
-    launcher whose seccomp filter and capabilities forbid making a sandbox itself."""
+    launcher whose seccomp filter and capabilities forbid making a sandbox itself, and with
+    every pod running as a user who may enter neither lockstep's data directory nor the
+    directory of its interpreter (/etc/mpi and veiled directories make them reachable)."""
     shared = tmp_path / "shared"
     shared.mkdir()
     (shared / "token").write_text("seen-by-a-worker\n")
