@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from lockstep.runtimes.local.sandboxes import installation_under_tmp
+from lockstep.runtimes.local.sandboxes import installation
 from lockstep.runtimes.local.seccomp import SYSCALL_NUMBERS, default_filter, filter_fd, machine
 
 BWRAP = shutil.which("bwrap")
@@ -77,8 +77,9 @@ def sandboxed(
     fd = filter_fd(default_filter(capabilities=capabilities))
     try:
         line = [BWRAP, "--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
-        for path in installation_under_tmp():  # the interpreter may live under /tmp
-            line += ["--ro-bind", path, path]
+        for path in installation():  # the interpreter may live under /tmp
+            if path.startswith("/tmp/"):
+                line += ["--ro-bind", path, path]
         line += ["--seccomp", str(fd), "--", sys.executable, "-c", script]
         return subprocess.run(
             [*line, *args], pass_fds=(fd,), capture_output=True, text=True, timeout=60, check=False

@@ -288,12 +288,6 @@ def installation() -> tuple[str, ...]:
     return tuple(sorted(p for p in found if not any(Path(q) in Path(p).parents for q in found)))
 
 
-def installation_under_tmp() -> tuple[str, ...]:
-    """The directories of lockstep's installation that lie under this machine's /tmp."""
-    tmp = Path("/tmp")  # noqa: S108 - this machine's /tmp, which pods do not see
-    return tuple(p for p in installation() if tmp in Path(p).parents)
-
-
 def unenterable_above(paths: Sequence[str], identity: Identity) -> list[str]:
     """For each of `paths`, the highest directory above it that `identity` may not enter
     (no search permission for it), each once."""
