@@ -30,7 +30,7 @@ from lockstep.api.app import create_app
 from lockstep.config import RuntimeKind, Settings
 from lockstep.runtimes.kubernetes.render import render
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings
-from lockstep.runtimes.local.launches import Launches
+from lockstep.runtimes.local.workload_launches import Launches
 
 WORKERS = 64
 WRITES = frozenset({"POST", "PUT", "PATCH", "DELETE"})

@@ -56,7 +56,7 @@ from typing import Any
 import httpx
 
 from bench.harness import Server, free_port, server
-from lockstep.runtimes.local.launch import PASS_THROUGH
+from lockstep.runtimes.local.pod_launch import PASS_THROUGH
 from lockstep.runtimes.local.processes import (
     POD_MARKER,
     is_alive,

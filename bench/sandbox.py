@@ -21,19 +21,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from lockstep.runtimes.local.sandbox import (
-    Identity,
-    Mount,
-    MountKind,
-    SandboxSpec,
-    probe,
-)
-from lockstep.runtimes.local.sandboxes import (
+from lockstep.runtimes.local.sandbox.definition import Identity, Mount, MountKind, SandboxSpec
+from lockstep.runtimes.local.sandbox.policy import (
     SECCOMP_FD,
     SandboxPolicy,
     installation,
     seccomp_descriptor,
 )
+from lockstep.runtimes.local.sandbox.probe import probe
 
 COMMAND = ["/bin/true"]
 

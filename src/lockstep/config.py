@@ -130,7 +130,7 @@ class Settings(BaseSettings):
     """A pod's log is rotated past this size; it keeps the current file and the one before."""
     cgroup_dir: Path | None = None
     """A cgroup v2 directory delegated to lockstep for pod limits; by default
-    `<cgroup2 mount>/lockstep` when running as root (see runtimes/local/confinement.py)."""
+    `<cgroup2 mount>/lockstep` when running as root (see runtimes/local/sandbox/limits.py)."""
     public_host: str = "localhost"
     """The host name in the URLs of workloads' exposed ports (pods listen on this machine)."""
     image_environments: dict[str, Path] = Field(default_factory=dict)
@@ -141,7 +141,7 @@ class Settings(BaseSettings):
     Unset: one node, this machine as detected."""
     runtime: RuntimeKind = RuntimeKind.LOCAL
     sandbox: SandboxMode = SandboxMode.AUTO
-    """Whether the local runtime runs pods in a sandbox (see runtimes/local/sandbox.py)."""
+    """Whether the local runtime runs pods in a sandbox (see runtimes/local/sandbox/)."""
     data_volumes: dict[str, Path] = Field(default_factory=dict)
     """The data volumes pods may mount (read-only), as JSON: `{"<id>": "/srv/imagenet"}`."""
     s3_mount: S3Mount = S3Mount.AUTO

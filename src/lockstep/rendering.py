@@ -18,8 +18,8 @@ from lockstep.domain.workload import Workload
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.kubernetes.render import render as render_manifests
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings, SchedulerKind
-from lockstep.runtimes.local.launches import Launches
-from lockstep.runtimes.local.sandboxes import policy_of
+from lockstep.runtimes.local.sandbox.policy import policy_of
+from lockstep.runtimes.local.workload_launches import Launches
 
 Renderer = Callable[[Workload], dict[str, Any]]
 

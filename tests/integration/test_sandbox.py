@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from lockstep.config import S3Mount, SandboxMode, Settings
-from lockstep.runtimes.local.sandboxes import MEMORY_ROOT
+from lockstep.runtimes.local.sandbox.policy import MEMORY_ROOT
 from tests.conftest import make_settings
 from tests.support.api import Api, poll
 from tests.support.git_server import (

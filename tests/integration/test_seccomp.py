@@ -15,8 +15,13 @@ from typing import Any
 
 import pytest
 
-from lockstep.runtimes.local.sandboxes import installation
-from lockstep.runtimes.local.seccomp import SYSCALL_NUMBERS, default_filter, filter_fd, machine
+from lockstep.runtimes.local.sandbox.policy import installation
+from lockstep.runtimes.local.sandbox.seccomp import (
+    SYSCALL_NUMBERS,
+    default_filter,
+    filter_fd,
+    machine,
+)
 
 BWRAP = shutil.which("bwrap")
 

@@ -16,7 +16,7 @@ import pytest
 
 from lockstep.domain.errors import Conflict, InvalidRequest, Violation
 from lockstep.domain.values import ProjectValues
-from lockstep.runtimes.local.isolation import VolumeAsk, VolumeKind
+from lockstep.runtimes.local.sandbox.asked import VolumeAsk, VolumeKind
 from lockstep.runtimes.local.volumes.claims import (
     NAME_RULE,
     Claim,

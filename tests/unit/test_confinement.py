@@ -1,4 +1,4 @@
-"""Pod limits (runtimes/local/confinement.py): finding the cgroup v2 mount, what a pod's group
+"""Pod limits (runtimes/local/sandbox/limits.py): finding the cgroup v2 mount, what a pod's group
 gets written, pinning to the least used cores, and the watchdog's view of a real process.
 
 This machine has no cgroup v2 memory or cpu controller, so the group's files are checked in a
@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from lockstep.runtimes.local.confinement import (
+from lockstep.runtimes.local.pod_launch import Limits
+from lockstep.runtimes.local.sandbox.limits import (
     Cgroups,
     CpuPinning,
     MemoryWatchdog,
     cgroup2_mount,
     sample_processes,
 )
-from lockstep.runtimes.local.launch import Limits
 from tests.support.api import poll
 
 MOUNTINFO = """\

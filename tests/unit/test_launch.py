@@ -1,4 +1,4 @@
-"""What the local runtime runs for a pod (runtimes/local/launch.py): shell-style argv, the
+"""What the local runtime runs for a pod (runtimes/local/pod_launch.py): shell-style argv, the
 environment a pod inherits, user variables, framework wiring and pod identity in order of
 precedence, `podFieldRef` paths, secret and config map references, limits and image
 environments."""
@@ -17,7 +17,7 @@ from lockstep.frameworks import pytorch
 from lockstep.frameworks.endpoints import Endpoint
 from lockstep.frameworks.registry import WIRING
 from lockstep.runtimes.base import PodStartError
-from lockstep.runtimes.local.launch import (
+from lockstep.runtimes.local.pod_launch import (
     LOOPBACK,
     WORKER_AGENT,
     ImageEnvironment,

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from lockstep.runtimes.base import LogQuery
+from lockstep.runtimes.local.log_collector import LogCollector, make_pipe, parse, stamp
 from lockstep.runtimes.local.log_reader import LocalLogReader
-from lockstep.runtimes.local.logs import LogCollector, make_pipe, parse, stamp
 from lockstep.runtimes.local.state import PodFiles, PodState
 from tests.support.api import poll
 

@@ -1,4 +1,4 @@
-"""The sandbox of a local pod, without running it (runtimes/local/sandbox.py, isolation.py,
+"""The sandbox of a local pod, without running it (runtimes/local/sandbox/, isolation.py,
 sandboxes.py): the bwrap command line for each part of a spec, what a spec asks that only a
 sandbox gives, and refusals by name where this machine cannot give it."""
 
@@ -14,25 +14,27 @@ from pathlib import Path
 import pytest
 
 from lockstep.runtimes.base import PodStartError
-from lockstep.runtimes.local.isolation import (
+from lockstep.runtimes.local.pod_launch import Launch
+from lockstep.runtimes.local.sandbox.asked import (
     VolumeKind,
     isolation_asked,
     security_of,
     shared_mount_paths,
     volumes_of,
 )
-from lockstep.runtimes.local.launch import Launch
-from lockstep.runtimes.local.sandbox import (
+from lockstep.runtimes.local.sandbox.bwrap import command, host_mount_points
+from lockstep.runtimes.local.sandbox.definition import (
     DEFAULT_SHM_BYTES,
     Identity,
     Mount,
     MountKind,
-    Sandboxing,
+    RootLayer,
     SandboxSpec,
-    command,
-    host_mount_points,
+    veil,
 )
-from lockstep.runtimes.local.sandboxes import SandboxPolicy
+from lockstep.runtimes.local.sandbox.policy import CONTAINER_CAPABILITIES, SandboxPolicy
+from lockstep.runtimes.local.sandbox.probe import Sandboxing, machine_file_systems
+from lockstep.runtimes.local.workload_launches import inheritable
 from lockstep.schemas.distributed import WorkerSpec
 from tests.unit.k8s import workload_of
 from tests.unit.specs import request_body
@@ -44,9 +46,15 @@ def spec(**fields: object) -> WorkerSpec:
 
 def test_the_plain_sandbox() -> None:
     line = command(SandboxSpec(), ["python", "train.py"])
-    assert line[:4] == ["env", "--ignore-signal=TERM", "bwrap", "--die-with-parent"]
-    assert line[4:7] == ["--bind", "/", "/"]
-    assert line[11:15] == ["--perms", "1777", "--tmpfs", "/tmp"]
+    assert line[:5] == [
+        "env",
+        "--ignore-signal=TERM",
+        "bwrap",
+        "--die-with-parent",
+        "--unshare-pid",
+    ]
+    assert line[5:8] == ["--bind", "/", "/"]
+    assert line[12:16] == ["--perms", "1777", "--tmpfs", "/tmp"]
     shm = line.index("/dev/shm")
     assert line[shm - 5 : shm] == ["--size", str(DEFAULT_SHM_BYTES), "--perms", "1777", "--tmpfs"]
     assert "--unshare-ipc" in line and "setpriv" not in line
@@ -58,11 +66,12 @@ def test_identity_capabilities_and_a_read_only_root() -> None:
         read_only_root=True,
         identity=Identity(1000, 2000, (3000, 4000)),
         capabilities=("CHOWN", "NET_BIND_SERVICE"),
+        ambient_capabilities=("NET_BIND_SERVICE",),
         private_ipc=False,
         working_dir="/code",
     )
     line = command(sandbox, ["id"])
-    assert line[4:7] == ["--ro-bind", "/", "/"]
+    assert line[5:8] == ["--ro-bind", "/", "/"]
     assert "--unshare-ipc" not in line
     assert line[line.index("--chdir") + 1] == "/code"
     privileges = line[line.index("--") + 1 :]
@@ -76,7 +85,7 @@ def test_identity_capabilities_and_a_read_only_root() -> None:
         "3000,4000",
         "--bounding-set=-all,+chown,+net_bind_service",
         "--inh-caps=-all,+chown,+net_bind_service",
-        "--ambient-caps=-all,+chown,+net_bind_service",
+        "--ambient-caps=-all,+net_bind_service",
         "--",
         "env",
         "--default-signal=TERM",
@@ -177,7 +186,7 @@ def test_what_the_security_context_asks_for() -> None:
         )
     )
     assert asked.identity == Identity(7, 7, (8, 9))
-    assert asked.capabilities == ("KILL",) and not asked.private_ipc and asked.seccomp
+    assert asked.added_capabilities == ("KILL",) and not asked.private_ipc and asked.seccomp
     assert asked.shm_bytes is None
     with pytest.raises(PodStartError, match="supplementalGroups"):
         security_of(spec(security={"runAsUid": 1, "supplementalGroups": "wheel"}))
@@ -240,8 +249,8 @@ def test_private_host_paths_are_made_private_in_a_namespace_before_bwrap() -> No
     sandbox = SandboxSpec(mounts=(Mount("/data", source="/srv/a"),), private_sources=("/srv/a",))
     line = command(sandbox, ["true"], unshare="/usr/bin/unshare")
     assert line[2:6] == ["/usr/bin/unshare", "--mount", "--propagation", "slave"]
-    script = line.index("lockstep-mounts")
-    assert line[script + 1 : script + 4] == ["/srv/a", "--", "bwrap"]
+    script = line.index("lockstep-sandbox")
+    assert line[script + 1 : script + 5] == ["private", "/srv/a", "--", "bwrap"]
     assert command(SandboxSpec(), ["true"])[2] == "bwrap"
 
 
@@ -253,16 +262,24 @@ def test_host_paths_are_private_unless_host_to_container_and_only_root_can_make_
             {"path": "/srv/c", "mountPath": "/c", "mountPropagation": "HostToContainer"},
         ]
     }
-    as_root = apply(policy(Sandboxing("/usr/bin/bwrap", as_root=True)), storage=storage)
+    as_root = apply(
+        policy(Sandboxing("/usr/bin/bwrap", as_root=True, layers=("/",))), storage=storage
+    )
     assert as_root.sandbox is not None
     assert as_root.sandbox.private_sources == ("/srv/a", "/srv/b")
     assert as_root.unapplied == ()
-    as_user = apply(policy(Sandboxing("/usr/bin/bwrap"), euid=1000), storage=storage)
+    as_user = apply(
+        policy(Sandboxing("/usr/bin/bwrap", layer_problem="not root"), euid=1000), storage=storage
+    )
     assert as_user.sandbox is not None and as_user.sandbox.private_sources == ()
-    assert as_user.unapplied == tuple(
-        f"mountPropagation None of the hostPath /srv/{name} (lockstep is not root: the pod sees "
-        "what this machine mounts there later)"
-        for name in "ab"
+    assert as_user.unapplied == (
+        *(
+            f"mountPropagation None of the hostPath /srv/{name} (lockstep is not root: the pod "
+            "sees what this machine mounts there later)"
+            for name in "ab"
+        ),
+        "a root of its own (not root): what the pod writes outside its volumes is written on "
+        "this machine, where lockstep's user may",
     )
 
 
@@ -372,3 +389,84 @@ def test_mpi_files_are_at_etc_mpi_in_pods_sandboxed_as_root() -> None:
     as_user = policy(Sandboxing("/usr/bin/bwrap"), euid=1000)
     unchanged = apply(as_user)
     assert as_user.expose_mpi_files(unchanged, directory, launcher=True) == unchanged
+
+
+ROOTED = Sandboxing("/usr/bin/bwrap", as_root=True, layers=("/", "/work"))
+"""lockstep as root on a machine with overlayfs and a second disk file system at /work."""
+
+
+def test_a_pod_that_asks_nothing_gets_a_containers_defaults() -> None:
+    chosen = dataclasses.replace(policy(ROOTED), private_paths=("/srv/lockstep",))
+    sandbox = apply(chosen).sandbox
+    assert sandbox is not None
+    assert sandbox.capabilities == CONTAINER_CAPABILITIES and "NET_RAW" not in sandbox.capabilities
+    assert sandbox.ambient_capabilities == () and sandbox.seccomp
+    workload_dir = sandbox.mounts[1].target
+    assert sandbox.root_layer == RootLayer(f"{workload_dir}/p-master-0/rootfs", ("/", "/work"))
+    # lockstep's own files veiled first; the workload's directory bound back; its layer veiled
+    assert sandbox.mounts[0] == veil("/srv/lockstep")
+    assert sandbox.mounts[1] == Mount(workload_dir, source=workload_dir)
+    assert sandbox.mounts[-1] == veil(sandbox.root_layer.directory)
+
+
+def test_capabilities_are_added_to_the_defaults_and_unconfined_lifts_the_filter() -> None:
+    security = {"capabilities": ["SYS_PTRACE", "CHOWN"], "seccompProfileType": "Unconfined"}
+    sandbox = apply(policy(ROOTED), security=security).sandbox
+    assert sandbox is not None
+    assert sandbox.capabilities == (*CONTAINER_CAPABILITIES, "SYS_PTRACE")
+    assert sandbox.ambient_capabilities == ("SYS_PTRACE", "CHOWN") and not sandbox.seccomp
+
+
+def test_a_read_only_root_needs_no_layer_and_lockstep_not_root_keeps_no_capabilities() -> None:
+    read_only = apply(policy(ROOTED), security={"readOnlyRootFilesystem": True})
+    assert read_only.sandbox is not None and read_only.sandbox.root_layer is None
+    assert read_only.unapplied == ()
+    as_user = apply(policy(Sandboxing("/usr/bin/bwrap", layer_problem="not root"), euid=1000))
+    assert as_user.sandbox is not None and as_user.sandbox.capabilities is None
+    assert as_user.sandbox.seccomp and as_user.sandbox.root_layer is None
+
+
+def test_a_root_layer_is_overlaid_before_bwrap_and_bound_as_the_root() -> None:
+    sandbox = SandboxSpec(root_layer=RootLayer("/d/rootfs", ("/work", "/")))
+    line = command(sandbox, ["true"], unshare="/usr/bin/unshare")
+    assert line[2:6] == ["/usr/bin/unshare", "--mount", "--propagation", "slave"]
+    script = line.index("lockstep-sandbox")
+    steps = line[script + 1 : line.index("--", script)]
+    assert steps == [
+        *("layer", "/", "/d/rootfs/upper/0", "/d/rootfs/work/0", "/d/rootfs/merged"),
+        *("layer", "/work", "/d/rootfs/upper/1", "/d/rootfs/work/1", "/d/rootfs/merged/work"),
+    ]
+    bwrap = line.index("bwrap")
+    assert line[bwrap + 1 : bwrap + 9] == [
+        *("--die-with-parent", "--unshare-pid", "--bind", "/d/rootfs/merged", "/"),
+        *("--ro-bind", "/sys", "/sys"),
+    ]
+
+
+MOUNTINFO = """\
+22 1 254:0 / / rw,relatime - ext4 /dev/vda rw
+23 22 0:5 / /dev rw - devtmpfs udev rw
+24 22 0:21 / /proc rw - proc proc rw
+25 22 254:16 / /work rw - xfs /dev/vdb rw
+26 25 254:32 / /work/scratch\\040space rw - ext4 /dev/vdc rw
+27 22 0:30 / /run rw - tmpfs tmpfs rw
+28 27 254:48 / /run/media rw - ext4 /dev/vdd rw
+29 22 0:40 / /mnt/bucket rw - fuse.s3fs s3fs rw
+30 22 0:41 / /home rw - tmpfs tmpfs rw
+"""
+
+
+def test_a_pods_root_is_made_of_this_machines_disk_file_systems(tmp_path: Path) -> None:
+    """Not the virtual ones, nor those under the pod's own trees, nor FUSE mounts (other pods'
+    s3 volumes); a directory that is missing here is left out."""
+    found = machine_file_systems(MOUNTINFO)
+    assert found[0] == "/"
+    assert "/proc" not in found and "/run/media" not in found and "/mnt/bucket" not in found
+    assert "/home" not in found
+    expected = ["/"] + [p for p in ("/work", "/work/scratch space") if Path(p).is_dir()]
+    assert list(found) == expected
+
+
+def test_pods_inherit_lockstep_s_environment_but_its_own_variables() -> None:
+    environ = {"PATH": "/bin", "LOCKSTEP_BOOTSTRAP_CLIENT_SECRET": "s", "LOCKSTEP_SETTINGS": "{}"}
+    assert inheritable(environ) == {"PATH": "/bin"}

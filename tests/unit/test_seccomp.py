@@ -1,4 +1,4 @@
-"""The default seccomp filter (runtimes/local/seccomp.py): its layout, its syscall tables
+"""The default seccomp filter (runtimes/local/sandbox/seccomp.py): its layout, its syscall tables
 against the kernel's headers, and its verdicts, found by running the program in a small
 classic-BPF interpreter over the `seccomp_data` of a call."""
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from lockstep.runtimes.local import seccomp
-from lockstep.runtimes.local.seccomp import (
+from lockstep.runtimes.local.sandbox import seccomp
+from lockstep.runtimes.local.sandbox.seccomp import (
     AUDIT_ARCH,
     DENIALS,
     RET_ALLOW,

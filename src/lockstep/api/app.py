@@ -31,7 +31,7 @@ from lockstep.rendering import kubernetes_settings, renderers
 from lockstep.runtimes.base import PodLogs, Runtime
 from lockstep.runtimes.local import machine
 from lockstep.runtimes.local.log_reader import LocalLogReader
-from lockstep.runtimes.local.sandboxes import unknown_data_volumes
+from lockstep.runtimes.local.sandbox.policy import unknown_data_volumes
 from lockstep.runtimes.local.volumes.claims import Claims
 from lockstep.services.claims import ClaimService
 from lockstep.services.nodes import LocalNodes, NodeService, NodeSource

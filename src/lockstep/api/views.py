@@ -23,8 +23,8 @@ from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.values import ConfigMap, Secret
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
 from lockstep.runtimes.base import PodStartError
-from lockstep.runtimes.local.isolation import isolation_asked
-from lockstep.runtimes.local.launch import environment_for_image
+from lockstep.runtimes.local.pod_launch import environment_for_image
+from lockstep.runtimes.local.sandbox.asked import isolation_asked
 from lockstep.schemas.distributed import MasterSpec, WorkerSpec
 from lockstep.store.workloads import WORKLOAD_TYPE
 

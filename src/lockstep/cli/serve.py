@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import os
 import sys
 
 import uvicorn
@@ -15,7 +16,13 @@ from lockstep.tuning import tune_garbage_collection
 log = logging.getLogger("lockstep")
 
 
+SECRET_VARIABLES = ("LOCKSTEP_BOOTSTRAP_CLIENT_SECRET",)
+"""Read once into the settings, then gone from the environment lockstep's processes pass on."""
+
+
 def run_server(settings: Settings, *, access_log: bool) -> None:
+    for name in SECRET_VARIABLES:
+        os.environ.pop(name, None)
     configure_logging(settings)
     app = create_app(settings, reconciler_process=True)
     created = app.state.bootstrap

@@ -27,7 +27,7 @@ from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import Runtime
 from lockstep.runtimes.local import machine
 from lockstep.runtimes.local.runtime import LocalRuntime
-from lockstep.runtimes.local.sandboxes import SandboxPolicy, policy_of
+from lockstep.runtimes.local.sandbox.policy import SandboxPolicy, policy_of
 from lockstep.store.database import Database
 
 log = logging.getLogger(__name__)

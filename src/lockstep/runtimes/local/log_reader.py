@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from lockstep.runtimes.base import LogQuery
-from lockstep.runtimes.local.logs import parse, stamp
+from lockstep.runtimes.local.log_collector import parse, stamp
 from lockstep.runtimes.local.state import PodFiles
 
 FOLLOW_POLL_SECONDS = 0.1

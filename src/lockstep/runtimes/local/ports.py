@@ -18,7 +18,7 @@ from typing import Any
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.workload import PortBinding
 from lockstep.runtimes.base import PodStartError
-from lockstep.runtimes.local.launch import LOOPBACK, container_ports
+from lockstep.runtimes.local.pod_launch import LOOPBACK, container_ports
 
 
 def free_port() -> int:

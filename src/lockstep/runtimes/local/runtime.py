@@ -30,14 +30,13 @@ from lockstep.domain.workload import PodPhase, Workload
 from lockstep.frameworks import mpi
 from lockstep.runtimes.base import OOM_KILLED, PodStartError, PodStatus
 from lockstep.runtimes.local import machine, processes
-from lockstep.runtimes.local.confinement import Confined, Confinement
-from lockstep.runtimes.local.isolation import shared_mount_paths
-from lockstep.runtimes.local.launch import LOOPBACK, Launch, resolve_references
-from lockstep.runtimes.local.launches import Launches
-from lockstep.runtimes.local.logs import DEFAULT_MAX_BYTES, LogCollector, make_pipe, parse
+from lockstep.runtimes.local.log_collector import DEFAULT_MAX_BYTES, LogCollector, make_pipe, parse
+from lockstep.runtimes.local.pod_launch import LOOPBACK, Launch, resolve_references
 from lockstep.runtimes.local.ports import WorkloadPorts, allocate
 from lockstep.runtimes.local.probes import Prober
-from lockstep.runtimes.local.sandboxes import (
+from lockstep.runtimes.local.sandbox.asked import shared_mount_paths
+from lockstep.runtimes.local.sandbox.limits import Confined, Confinement
+from lockstep.runtimes.local.sandbox.policy import (
     SECCOMP_FD,
     SandboxPolicy,
     make_mount_points,
@@ -55,6 +54,7 @@ from lockstep.runtimes.local.volumes.mounts import unmount_under
 from lockstep.runtimes.local.volumes.prepare import ephemeral_claims, missing_claims, prepare
 from lockstep.runtimes.local.volumes.setup import NOT_READY, setup_command
 from lockstep.runtimes.local.watcher import ExitWatcher
+from lockstep.runtimes.local.workload_launches import Launches
 from lockstep.schemas.distributed import DistributedFramework, MpiLauncherCreationPolicy
 
 _PORTS = "ports.json"
@@ -417,6 +417,8 @@ class LocalRuntime:
             raise VolumeError(f"{NOT_READY}{'; '.join(problems)}")
         if not problems:
             make_mount_points(sandbox)
+        if sandbox.root_layer is not None:  # each start gets a fresh root, as a container does
+            shutil.rmtree(sandbox.root_layer.directory, ignore_errors=True)
         inherited = None
         argv: Sequence[str] = launch.argv  # the worker agent sandboxes each command itself
         if not launch.worker_agent:

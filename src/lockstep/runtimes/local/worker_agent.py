@@ -19,22 +19,25 @@ ended, `{"exit": <status>}`. A client that goes away takes its command with it.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import struct
 import subprocess
+import tempfile
 import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lockstep.runtimes.local.launch import WORKLOAD_DIR, Launch
+from lockstep.runtimes.local.pod_launch import WORKLOAD_DIR, Launch
 from lockstep.runtimes.local.processes import POD_MARKER
-from lockstep.runtimes.local.sandbox import Sandboxing, probe
-from lockstep.runtimes.local.sandboxes import seccomp_descriptor
+from lockstep.runtimes.local.sandbox.policy import seccomp_descriptor
+from lockstep.runtimes.local.sandbox.probe import Sandboxing, probe
 from lockstep.runtimes.local.state import PodFiles, read_json
 
 REQUEST_TIMEOUT = 30.0
@@ -127,7 +130,15 @@ def _run(
         if launch.sandbox.seccomp:  # bwrap reads the filter from a descriptor it inherits
             descriptor = seccomp_descriptor(launch.sandbox.capabilities or ())
             passed = (descriptor,)
-        line = sandboxing.command(launch.sandbox, line, seccomp_fd=descriptor)
+    layer = None
+    if launch.sandbox is not None and sandboxing is not None:
+        sandbox = launch.sandbox
+        if sandbox.root_layer is not None:  # each command's own, under the pod's veiled layer
+            Path(sandbox.root_layer.directory).mkdir(parents=True, exist_ok=True)
+            layer = tempfile.mkdtemp(prefix="command-", dir=sandbox.root_layer.directory)
+            own = dataclasses.replace(sandbox.root_layer, directory=layer)
+            sandbox = dataclasses.replace(sandbox, root_layer=own)
+        line = sandboxing.command(sandbox, line, seccomp_fd=descriptor)
     try:
         child = subprocess.Popen(line, env=env, cwd=cwd, stdin=subprocess.DEVNULL, pass_fds=passed)
     finally:
@@ -145,6 +156,8 @@ def _run(
                 return None
     finally:
         os.close(ended)
+        if layer is not None:
+            shutil.rmtree(layer, ignore_errors=True)
 
 
 def _of_this_workload(connection: socket.socket, workload_dir: Path) -> bool:

@@ -27,8 +27,8 @@ from pathlib import Path
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.values import ProjectValues
 from lockstep.runtimes.base import PodStartError
-from lockstep.runtimes.local.isolation import VolumeAsk, VolumeKind, volumes_of
-from lockstep.runtimes.local.sandbox import Identity, Mount, MountKind
+from lockstep.runtimes.local.sandbox.asked import VolumeAsk, VolumeKind, volumes_of
+from lockstep.runtimes.local.sandbox.definition import Identity, Mount, MountKind
 from lockstep.runtimes.local.volumes import VolumeError
 
 DEFAULT_FILE_MODE = 0o644

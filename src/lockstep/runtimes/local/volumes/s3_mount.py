@@ -24,7 +24,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from lockstep.runtimes.local.sandbox import Identity
+from lockstep.runtimes.local.sandbox.definition import Identity
 from lockstep.runtimes.local.volumes import VolumeError
 from lockstep.runtimes.local.volumes.s3 import S3Source
 

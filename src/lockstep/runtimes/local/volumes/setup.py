@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import Any
 
 from lockstep.domain.values import ProjectValues
-from lockstep.runtimes.local.isolation import VolumeAsk
-from lockstep.runtimes.local.sandbox import Identity
+from lockstep.runtimes.local.sandbox.asked import VolumeAsk
+from lockstep.runtimes.local.sandbox.definition import Identity
 from lockstep.runtimes.local.volumes import VolumeError
 from lockstep.runtimes.local.volumes.prepare import Places, finish, prepare
 

@@ -1,6 +1,14 @@
-"""The sandbox of one pod: its spec's storage and security context turned into a
-`SandboxSpec` (and the volumes to prepare), as far as this machine allows — or refused, by
-name, when it asks for what this machine cannot give.
+"""The sandbox this machine gives one pod: a container's defaults, what its spec's storage
+and security context ask (turned into a `SandboxSpec` and the volumes to prepare), and
+lockstep's own files kept out of reach — as far as this machine allows, or refused, by name,
+when the spec asks for what this machine cannot give.
+
+A pod gets what a container runtime gives a container unless its spec asks otherwise (who may
+ask what is checked at submission: `lockstep.domain.pod_security`): the capabilities of
+`CONTAINER_CAPABILITIES` plus those its spec adds, the default seccomp filter unless it asks
+Unconfined, a pid namespace and a root of its own, and none of lockstep's files: its data
+directory (database, keys, other workloads' files, claims) is veiled, with only the pod's own
+workload directory and volumes bound back through it.
 
 With the sandbox turned off (LOCKSTEP_SANDBOX=off) pods run as before, and every field only a
 sandbox could apply is listed in the launch's `unapplied`, which the runtime reports as a
@@ -24,24 +32,25 @@ from lockstep.domain.errors import Violation
 from lockstep.domain.workload import Workload
 from lockstep.frameworks import mpi
 from lockstep.runtimes.base import PodStartError
-from lockstep.runtimes.local.isolation import (
+from lockstep.runtimes.local.pod_launch import Launch
+from lockstep.runtimes.local.sandbox.asked import (
+    SecurityAsk,
     VolumeAsk,
     VolumeKind,
     isolation_asked,
     security_of,
     volumes_of,
 )
-from lockstep.runtimes.local.launch import Launch
-from lockstep.runtimes.local.sandbox import (
+from lockstep.runtimes.local.sandbox.bwrap import host_mount_points
+from lockstep.runtimes.local.sandbox.definition import (
     Identity,
     Mount,
     MountKind,
-    Sandboxing,
+    RootLayer,
     SandboxSpec,
-    gpu_device_nodes,
-    host_mount_points,
-    probe,
+    veil,
 )
+from lockstep.runtimes.local.sandbox.probe import Sandboxing, gpu_device_nodes, probe
 from lockstep.runtimes.local.volumes import s3_mount
 from lockstep.runtimes.local.volumes.prepare import Places, mount_of
 from lockstep.schemas.distributed import DistributedCreationRequest, PodSpec
@@ -49,6 +58,18 @@ from lockstep.schemas.distributed import DistributedCreationRequest, PodSpec
 SECCOMP_FD = 4
 """The descriptor on which a pod's bwrap reads its seccomp filter."""
 OFF_HINT = "run lockstep with LOCKSTEP_SANDBOX=off to start it without (none of it applied)"
+
+CONTAINER_CAPABILITIES = (
+    "AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD",
+    "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
+)  # fmt: skip
+"""The capabilities a pod keeps unless its spec adds others: a container runtime's defaults
+(containerd's) but NET_RAW. A local pod shares this machine's network, where raw sockets would
+read every pod's and lockstep's loopback traffic; its spec may add NET_RAW where its project's
+Pod Security level allows it (privileged)."""
+
+ROOT_LAYER = "rootfs"
+"""The directory, in a pod's own, of its root's copy-on-write layer."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +87,8 @@ class SandboxPolicy:
     data_volumes: Mapping[str, Path] = field(default_factory=dict)
     s3fs: str | None = None
     """s3fs, when s3 volumes are mounted with it rather than synchronised."""
+    private_paths: tuple[str, ...] = ()
+    """lockstep's own directories (its data directory, claims), veiled in every pod."""
     installation: tuple[str, ...] = ()
     """lockstep's own installation (its interpreter, its venv, the checkout it runs from),
     which pods reach since they run lockstep's interpreter unless an image environment says
@@ -114,7 +137,7 @@ class SandboxPolicy:
                 f"security: the pod asks to run as uid {identity.uid}, and lockstep (uid "
                 f"{self.euid}) can start pods as another user only when it runs as root"
             )
-        if security.capabilities and not self.sandboxing.as_root:
+        if security.added_capabilities and not self.sandboxing.as_root:
             raise PodStartError(
                 "security: capabilities can be kept only when lockstep runs as root"
             )
@@ -145,7 +168,15 @@ class SandboxPolicy:
         workload_dir = str(places.workload_dir)
         own = Mount(workload_dir, MountKind.BIND, source=workload_dir)
         reachable = self.reachable(identity, workload_dir)
-        mounts = [own, *reachable, *(mount_of(volume, places) for volume in volumes)]
+        root_layer = self.root_layer(security, places.pod_dir)
+        mounts = [
+            *(veil(path) for path in self.private_paths),
+            own,
+            *reachable,
+            *(mount_of(volume, places) for volume in volumes),
+        ]
+        if root_layer is not None:  # the pod's own layer, seen through its workload's directory
+            mounts.append(veil(root_layer.directory))
         private = private_host_paths(volumes)
         unapplied = tuple(
             f"mountPropagation None of the hostPath {source} (lockstep is not root: the pod "
@@ -153,16 +184,24 @@ class SandboxPolicy:
             for source in private
             if not self.sandboxing.as_root
         )
+        if root_layer is None and not security.read_only_root:
+            unapplied += (
+                f"a root of its own ({self.sandboxing.layer_problem}): what the pod writes "
+                "outside its volumes is written on this machine, where lockstep's user may",
+            )
         env = {k: v for k, v in launch.env.items() if k != "TMPDIR"}  # /tmp is the pod's own
         if launch.create_home_dir and identity is not None:
             # Another user may not reach the pod's directory: its home is bound where it can.
             env["HOME"] = home_of(identity.uid)
             mounts.append(Mount(env["HOME"], MountKind.BIND, source=launch.env["HOME"]))
+        as_root = self.sandboxing.as_root
         sandbox = SandboxSpec(
             mounts=tuple(mounts),
             read_only_root=security.read_only_root,
+            root_layer=root_layer,
             identity=identity,
-            capabilities=security.capabilities,
+            capabilities=kept_capabilities(security) if as_root else None,
+            ambient_capabilities=security.added_capabilities,
             private_ipc=security.private_ipc,
             seccomp=security.seccomp,
             shm_bytes=security.shm_bytes,
@@ -179,6 +218,20 @@ class SandboxPolicy:
             env=env,
             unapplied=launch.unapplied + unapplied,
         )
+
+    def root_layer(self, security: SecurityAsk, pod_dir: Path) -> RootLayer | None:
+        """The pod's root of its own, where this machine can give one and the root is not
+        read-only anyway."""
+        layers = None if self.sandboxing is None else self.sandboxing.layers
+        if layers is None or security.read_only_root:
+            return None
+        directory = str(pod_dir / ROOT_LAYER)
+        if any(c in directory for c in ",:\\"):
+            raise PodStartError(
+                f"the pod's directory {pod_dir} holds a comma, colon or backslash, which "
+                "overlayfs cannot take: give lockstep a data directory without them"
+            )
+        return RootLayer(directory, layers)
 
     def reachable(self, identity: Identity | None, workload_dir: str) -> list[Mount]:
         """What keeps lockstep's installation and the workload's directory (bound by the
@@ -237,9 +290,17 @@ def home_of(uid: int) -> str:
         return f"/home/{uid}"
 
 
+def kept_capabilities(security: SecurityAsk) -> tuple[str, ...]:
+    """A container's default capabilities and those the spec adds, each once."""
+    return tuple(dict.fromkeys((*CONTAINER_CAPABILITIES, *security.added_capabilities)))
+
+
 def make_mount_points(spec: SandboxSpec) -> None:
     """Make the missing mount targets (and working directory) on this machine's root (see
-    `host_mount_points`): empty directories, or empty files where a file is bound."""
+    `host_mount_points`): empty directories, or empty files where a file is bound. A pod with
+    a root of its own needs none: bwrap makes them in the pod's layer."""
+    if spec.root_layer is not None:
+        return
     files = {m.target for m in spec.mounts if m.source is not None and Path(m.source).is_file()}
     for path in map(Path, host_mount_points(spec)):
         if path.exists():
@@ -254,7 +315,7 @@ def make_mount_points(spec: SandboxSpec) -> None:
 def seccomp_descriptor(capabilities: Sequence[str]) -> int:
     """A descriptor holding the default seccomp filter, for bwrap to read (close-on-exec: the
     spawn hands the pod a copy as `SECCOMP_FD`; the caller closes this one)."""
-    from lockstep.runtimes.local.seccomp import default_filter, filter_fd
+    from lockstep.runtimes.local.sandbox.seccomp import default_filter, filter_fd
 
     return filter_fd(default_filter(capabilities=capabilities))
 
@@ -267,16 +328,34 @@ def policy_of(settings: Settings) -> SandboxPolicy:
     """The sandbox policy of this machine: probed (bwrap found and working) unless the
     settings turn the sandbox off."""
     image_user = settings.pod_identity
+    sandboxing = None
+    if settings.sandbox is SandboxMode.AUTO:
+        settings.runtime_dir.mkdir(parents=True, exist_ok=True)
+        sandboxing = probe(scratch=settings.runtime_dir)
     return SandboxPolicy(
-        sandboxing=probe() if settings.sandbox is SandboxMode.AUTO else None,
+        sandboxing=sandboxing,
         claims_dir=settings.claims_dir,
         memory_root=MEMORY_ROOT,
         euid=os.geteuid(),
         image_user=None if image_user is None else Identity(*image_user),
         data_volumes=settings.data_volumes,
         s3fs=s3_mount.available() if settings.s3_mount is S3Mount.AUTO else None,
+        private_paths=lockstep_files(settings),
         installation=installation(),
     )
+
+
+def lockstep_files(settings: Settings) -> tuple[str, ...]:
+    """The directories of lockstep's own that no pod may reach: its data directory (database,
+    keys, every workload's files, claims) and the directory of a SQLite database kept
+    elsewhere."""
+    found = [settings.data_dir.resolve()]
+    url = settings.resolved_database_url
+    if url.startswith("sqlite:///"):
+        database = Path(url.removeprefix("sqlite:///")).resolve().parent
+        if not any(d == database or d in database.parents for d in found) and database != Path("/"):
+            found.append(database)
+    return tuple(str(path) for path in found)
 
 
 def installation() -> tuple[str, ...]:

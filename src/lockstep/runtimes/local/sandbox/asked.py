@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 
 from lockstep.domain.quantities import parse_quantity
 from lockstep.runtimes.base import PodStartError
-from lockstep.runtimes.local.sandbox import DEFAULT_SHM_BYTES, Identity
+from lockstep.runtimes.local.sandbox.definition import DEFAULT_SHM_BYTES, Identity
 from lockstep.schemas.distributed import PodSpec
 from lockstep.schemas.security import SeccompProfileType, UidGidSource
 from lockstep.schemas.storage import S3, Git, HostPathMountPropagation
@@ -119,9 +119,11 @@ class VolumeAsk:
 class SecurityAsk:
     identity: Identity | None
     read_only_root: bool
-    capabilities: tuple[str, ...] | None
+    added_capabilities: tuple[str, ...]
+    """Those `capabilities` adds to a container's defaults."""
     private_ipc: bool
     seccomp: bool
+    """The default filter (RuntimeDefault, unless the spec asks Unconfined)."""
     run_as_non_root: bool
     shm_bytes: int | None
 
@@ -243,7 +245,7 @@ def security_of(spec: PodSpec) -> SecurityAsk:
     large_shm = spec.compute is not None and bool(spec.compute.large_shm_request)
     shm_bytes = None if large_shm else DEFAULT_SHM_BYTES
     if security is None:
-        return SecurityAsk(None, False, None, True, False, False, shm_bytes)
+        return SecurityAsk(None, False, (), True, True, False, shm_bytes)
     identity = None
     if security.uid_gid_source is UidGidSource.CUSTOM or (
         security.uid_gid_source is None and security.run_as_uid is not None
@@ -262,11 +264,9 @@ def security_of(spec: PodSpec) -> SecurityAsk:
     return SecurityAsk(
         identity=identity,
         read_only_root=bool(security.read_only_root_filesystem),
-        capabilities=None
-        if security.capabilities is None
-        else tuple(c.value for c in security.capabilities),
+        added_capabilities=tuple(c.value for c in security.capabilities or ()),
         private_ipc=not security.host_ipc,
-        seccomp=security.seccomp_profile_type is SeccompProfileType.RUNTIME_DEFAULT,
+        seccomp=security.seccomp_profile_type is not SeccompProfileType.UNCONFINED,
         run_as_non_root=bool(security.run_as_non_root),
         shm_bytes=shm_bytes,
     )

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from lockstep.runtimes.local.launch import Limits
+from lockstep.runtimes.local.pod_launch import Limits
 
 log = logging.getLogger(__name__)
 

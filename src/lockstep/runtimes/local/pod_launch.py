@@ -18,10 +18,10 @@ from lockstep.domain.workload import PortBinding
 from lockstep.frameworks.endpoints import Endpoints
 from lockstep.frameworks.registry import wiring_for
 from lockstep.runtimes.base import PodStartError
-from lockstep.runtimes.local.isolation import VolumeAsk
 from lockstep.runtimes.local.probes import HttpProbe
 from lockstep.runtimes.local.processes import POD_MARKER
-from lockstep.runtimes.local.sandbox import SandboxSpec
+from lockstep.runtimes.local.sandbox.asked import VolumeAsk
+from lockstep.runtimes.local.sandbox.definition import SandboxSpec
 from lockstep.schemas.distributed import DistributedFramework
 from lockstep.schemas.pod import EnvironmentVariable, ProbeScheme
 

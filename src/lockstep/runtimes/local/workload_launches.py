@@ -19,7 +19,7 @@ from lockstep.frameworks import mpi
 from lockstep.frameworks.endpoints import Endpoint
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.devices import gpu_environment
-from lockstep.runtimes.local.launch import (
+from lockstep.runtimes.local.pod_launch import (
     LOOPBACK,
     WORKLOAD_DIR,
     Launch,
@@ -28,11 +28,20 @@ from lockstep.runtimes.local.launch import (
     runs_worker_agent,
 )
 from lockstep.runtimes.local.ports import WorkloadPorts
-from lockstep.runtimes.local.sandboxes import SandboxPolicy
+from lockstep.runtimes.local.sandbox.policy import SandboxPolicy
 from lockstep.runtimes.local.state import MPI_DIRECTORY, PodFiles
 from lockstep.schemas.distributed import DistributedFramework
 
 NOT_PLACED = "<assigned at start>"
+
+OWN_VARIABLES = "LOCKSTEP_"
+"""lockstep's own configuration (its database's URL, its bootstrap secret, its settings), which
+no pod inherits."""
+
+
+def inheritable(environ: Mapping[str, str]) -> dict[str, str]:
+    """What of lockstep's environment a pod inherits: all but lockstep's own variables."""
+    return {k: v for k, v in environ.items() if not k.startswith(OWN_VARIABLES)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +50,8 @@ class Launches:
 
     root: Path
     environ: Mapping[str, str]
-    """What every pod inherits (lockstep's own environment)."""
+    """What every pod inherits (lockstep's own environment, less its own variables: see
+    `inheritable`)."""
     image_environments: Mapping[str, Path] = field(default_factory=dict)
     sandboxes: SandboxPolicy | None = None
     """How pods are sandboxed; None: they are not (nor told what is not applied)."""
@@ -79,7 +89,7 @@ class Launches:
             replica,
             pod=identity,
             endpoints=endpoints,
-            inherited=self.environ,
+            inherited=inheritable(self.environ),
             project_id=workload.project_id,
             ports=ports.containers.get(pod_name, ()),
             runtime_env=runtime_env,

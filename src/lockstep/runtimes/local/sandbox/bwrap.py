@@ -1,0 +1,183 @@
+"""The command line of a pod's sandbox: bubblewrap (`bwrap`) built from a `SandboxSpec`, put in
+front of the pod's own command.
+
+Inside, the pod sees a root of its own (this machine's file systems as read-only layers under
+a copy-on-write layer of the pod's, overlaid in a mount namespace made before bwrap; or, where
+lockstep cannot mount, this machine's root itself; read-only with readOnlyRootFilesystem), a
+minimal /dev (plus the GPU device nodes), this machine's /sys read-only, a pid namespace of
+its own with its own /proc (the pod sees and signals only its own processes), a private /tmp
+and /dev/shm (memory-backed; largeShmRequest lifts the default size), and its volumes bound
+at their mount paths. Every bound file system is mounted nodev and nosuid. It shares this
+machine's network (hostNetwork). bwrap always sets no_new_privs. The identity (uid, gid,
+supplementary groups) and the capabilities kept are set by `setpriv` inside the sandbox,
+which needs lockstep to run as root.
+
+Pure. Used by `probe.Sandboxing.command`, which fills in this machine's tools.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+
+from lockstep.runtimes.local.sandbox.definition import MountKind, RootLayer, SandboxSpec
+
+PRIVATE_TMPFS = ("/tmp", "/dev/shm")  # noqa: S108 - the sandbox's own, not this machine's
+
+
+def command(
+    spec: SandboxSpec,
+    argv: Sequence[str],
+    *,
+    bwrap: str = "bwrap",
+    setpriv: str = "setpriv",
+    env: str = "env",
+    unshare: str = "unshare",
+    seccomp_fd: int | None = None,
+) -> list[str]:
+    """`argv` run inside the sandbox `spec` describes.
+
+    Stopping a pod signals its whole process group, bwrap included: bwrap ignores SIGTERM
+    (so that the pod's own exit status, not bwrap's death, is what is recorded), and the pod's
+    command gets SIGTERM's default back (an ignored signal would otherwise be inherited). The
+    pod's processes outside its process group end with it too: they are in its pid namespace,
+    whose first process is bwrap's."""
+    line = [env, "--ignore-signal=TERM", *_namespace_setup(spec, unshare=unshare)]
+    line += [bwrap, "--die-with-parent", "--unshare-pid"]
+    if spec.root_layer is not None:
+        line += ["--bind", merged_root(spec.root_layer), "/", "--ro-bind", "/sys", "/sys"]
+    else:
+        line += ["--ro-bind" if spec.read_only_root else "--bind", "/", "/"]
+    line += ["--dev", "/dev", "--proc", "/proc"]
+    for device in spec.gpu_devices:
+        line += ["--dev-bind", device, device]
+    line += ["--perms", "1777", "--tmpfs", "/tmp"]  # noqa: S108 - the sandbox's own /tmp
+    if spec.shm_bytes is not None:
+        line += ["--size", str(spec.shm_bytes)]
+    line += ["--perms", "1777", "--tmpfs", "/dev/shm"]  # noqa: S108 - the sandbox's own
+    roots = _private_roots(spec)
+    made: set[PurePosixPath] = set()
+    for mount in sorted(spec.mounts, key=lambda m: len(PurePosixPath(m.target).parts)):
+        target = PurePosixPath(mount.target)
+        # Directories above the target in the sandbox's memory file systems exist nowhere
+        # else: made readable by all (bwrap would make them 0700), after the tmpfs they are in.
+        for parent in reversed(target.parents):
+            if parent not in made and any(root in parent.parents for root in roots):
+                line += ["--perms", "0755", "--dir", str(parent)]
+                made.add(parent)
+        made = {path for path in made if target not in path.parents}
+        if mount.kind is MountKind.TMPFS:
+            if mount.size_bytes is not None:
+                line += ["--size", str(mount.size_bytes)]
+            perms = "0755" if mount.read_only else "1777"
+            line += ["--perms", perms, "--tmpfs", mount.target]
+        elif mount.source is None:
+            raise ValueError(f"the bind mount at {mount.target} has no source")
+        else:
+            line += ["--ro-bind" if mount.read_only else "--bind", mount.source, mount.target]
+    for mount in spec.mounts:  # once what is mounted in them is there
+        if mount.kind is MountKind.TMPFS and mount.read_only:
+            line += ["--remount-ro", mount.target]
+    if spec.private_ipc:
+        line.append("--unshare-ipc")
+    if spec.seccomp:
+        if seccomp_fd is None:
+            raise ValueError("a sandbox with seccomp needs the filter's file descriptor")
+        line += ["--seccomp", str(seccomp_fd)]
+    if spec.working_dir:  # made when missing, as container runtimes make it
+        line += ["--dir", spec.working_dir, "--chdir", spec.working_dir]
+    line.append("--")
+    line += _privileges(spec, setpriv=setpriv)
+    return [*line, env, "--default-signal=TERM", *argv]
+
+
+def merged_root(layer: RootLayer) -> str:
+    """Where the pod's root is assembled in its mount namespace, bound as / by bwrap."""
+    return f"{layer.directory}/merged"
+
+
+_SETUP = (
+    'fail() { echo "lockstep: $*" >&2; exit 1; }; '
+    'while [ "$1" != -- ]; do case "$1" in '
+    'private) mount --bind "$2" "$2" && mount --make-private "$2" || '
+    'fail "could not keep the mounts of this machine out of $2"; shift 2;; '
+    'layer) mkdir -p "$3" "$4" "$5" && '
+    'mount -t overlay -o "nodev,nosuid,lowerdir=$2,upperdir=$3,workdir=$4" lockstep-root "$5" '
+    '|| fail "could not give the pod a root of its own over $2"; shift 5;; '
+    '*) fail "unknown step $1";; esac; done; shift; exec "$@"'
+)
+
+
+def _namespace_setup(spec: SandboxSpec, *, unshare: str) -> list[str]:
+    """What runs bwrap in a mount namespace of its own (a follower of this machine's, so
+    nothing made in it leaks out), made ready first: each private source a private mount
+    (bound from there, it no longer receives this machine's later mounts), and the pod's root
+    layers overlaid. Nothing when neither is asked."""
+    steps: list[str] = []
+    for source in spec.private_sources:
+        steps += ["private", source]
+    if spec.root_layer is not None:
+        steps += layer_steps(spec.root_layer)
+    if not steps:
+        return []
+    script = ["/bin/sh", "-c", _SETUP, "lockstep-sandbox", *steps, "--"]
+    return [unshare, "--mount", "--propagation", "slave", *script]
+
+
+def layer_steps(layer: RootLayer) -> list[str]:
+    """The set-up steps overlaying each of this machine's file systems in `layer.lower`
+    (the root first, then each below its parent) with the pod's own copy-on-write layer."""
+    merged = merged_root(layer)
+    steps: list[str] = []
+    ordered = sorted(layer.lower, key=lambda path: len(PurePosixPath(path).parts))
+    for number, lower in enumerate(ordered):
+        target = merged if lower == "/" else merged + lower
+        upper = f"{layer.directory}/upper/{number}"
+        work = f"{layer.directory}/work/{number}"
+        steps += ["layer", lower, upper, work, target]
+    return steps
+
+
+def _private_roots(spec: SandboxSpec) -> list[PurePosixPath]:
+    tmpfs = [m.target for m in spec.mounts if m.kind is MountKind.TMPFS]
+    return [PurePosixPath(path) for path in (*PRIVATE_TMPFS, *tmpfs)]
+
+
+def host_mount_points(spec: SandboxSpec) -> list[str]:
+    """Mount targets outside the sandbox's memory file systems, and the working directory
+    when it is under no mount either: they are on this machine's root, which bwrap cannot add
+    to once it is bound read-only, so the runtime makes any that are missing (empty
+    directories) before the pod starts. (With a root layer of its own, bwrap makes them in
+    the pod's layer; making them on this machine as well does no harm.)"""
+    roots = _private_roots(spec)
+    found = [mount.target for mount in spec.mounts if not _under(mount.target, roots)]
+    if spec.working_dir and not _under(
+        spec.working_dir, [*roots, *(PurePosixPath(m.target) for m in spec.mounts)]
+    ):
+        found.append(spec.working_dir)
+    return found
+
+
+def _under(path: str, roots: Sequence[PurePosixPath]) -> bool:
+    at = PurePosixPath(path)
+    return any(root == at or root in at.parents for root in roots)
+
+
+def _privileges(spec: SandboxSpec, *, setpriv: str) -> list[str]:
+    """`setpriv` with the identity and capabilities asked for (nothing when neither is)."""
+    if spec.identity is None and spec.capabilities is None:
+        return []
+    line = [setpriv]
+    if spec.identity is not None:
+        line += ["--reuid", str(spec.identity.uid), "--regid", str(spec.identity.gid)]
+        if spec.identity.groups:
+            line += ["--groups", ",".join(str(g) for g in spec.identity.groups)]
+        else:
+            line.append("--clear-groups")
+    if spec.capabilities is not None:
+        kept = "".join(f",+{name.lower()}" for name in spec.capabilities)
+        line += [f"--bounding-set=-all{kept}", f"--inh-caps=-all{kept}"]
+        if spec.identity is not None and spec.identity.uid != 0:
+            ambient = "".join(f",+{name.lower()}" for name in spec.ambient_capabilities)
+            line.append(f"--ambient-caps=-all{ambient}")
+    return [*line, "--"]
