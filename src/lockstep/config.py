@@ -14,6 +14,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from lockstep.domain.pod_security import AllowedHostPath
 from lockstep.domain.quantities import parse_quantity
 
 
@@ -144,6 +145,10 @@ class Settings(BaseSettings):
     """Whether the local runtime runs pods in a sandbox (see runtimes/local/sandbox/)."""
     data_volumes: dict[str, Path] = Field(default_factory=dict)
     """The data volumes pods may mount (read-only), as JSON: `{"<id>": "/srv/imagenet"}`."""
+    allowed_host_paths: list[str] = Field(default_factory=list, max_length=256)
+    """The directories of this machine that pods of `baseline` projects may mount as hostPath
+    volumes (and what lies under them), as JSON: `["/srv/datasets", "/scratch:rw"]`, read-only
+    unless `:rw` follows. `privileged` projects may mount any; `restricted` ones none."""
     s3_mount: S3Mount = S3Mount.AUTO
     """How the local runtime makes s3 volumes available (runtimes/local/volumes/s3_mount.py)."""
     pod_user: str | None = Field(default=None, pattern=r"^[A-Za-z0-9._-]+(:[A-Za-z0-9._-]+)?$")
@@ -171,6 +176,17 @@ class Settings(BaseSettings):
     def _absolute(cls, value: Path) -> Path:
         """Pods run in their own directories, so every path lockstep hands out is absolute."""
         return value.expanduser().resolve()
+
+    @field_validator("allowed_host_paths")
+    @classmethod
+    def _host_paths(cls, value: list[str]) -> list[str]:
+        for text in value:
+            AllowedHostPath.parse(text)  # its ValueError names the entry and the rule
+        return value
+
+    @property
+    def host_path_allowances(self) -> tuple[AllowedHostPath, ...]:
+        return tuple(AllowedHostPath.parse(text) for text in self.allowed_host_paths)
 
     @model_validator(mode="after")
     def _pod_user_can_be_had(self) -> Settings:

@@ -93,7 +93,9 @@ def test_a_workload_runs_as_a_job_and_its_pods_and_events_are_reported(
     workload_id = created["workloadId"]
     job = job_of(cluster, "train")
     assert job["spec"]["runPolicy"].get("suspend") in (None, False)
-    assert cluster.get("v1", "namespaces", None, NAMESPACE) is not None
+    namespace = cluster.get("v1", "namespaces", None, NAMESPACE)
+    assert namespace is not None  # enforcing the project's Pod Security level, baseline
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "baseline"
     assert api.wait_for(workload_id, ["Pending"], timeout=20)
 
     start_pods(cluster, job)

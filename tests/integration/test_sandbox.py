@@ -115,17 +115,43 @@ def test_run_as_non_root_refuses_uid_0(api: Api) -> None:
     assert "runAsNonRoot" in done["phaseMessage"] and "uid 0" in done["phaseMessage"]
 
 
-def test_only_the_capabilities_listed_are_kept(api: Api) -> None:
-    code = attempt(
-        "import json, os, tempfile\n"
-        "handle, path = tempfile.mkstemp()\n"
-        "print(json.dumps(attempt(lambda: os.chown(path, 1, 1))))"
+STATUS = (
+    "import json\n"
+    "fields = dict(line.split(':', 1) for line in open('/proc/self/status'))\n"
+    "keys = ('CapEff', 'CapBnd', 'Seccomp', 'NoNewPrivs')\n"
+    "print(json.dumps({k: fields[k].strip() for k in keys}))"
+)
+CONTAINER_DEFAULTS = 0xA80405FB
+"""containerd's default capabilities (0xa80425fb) without NET_RAW (bit 13)."""
+SYS_PTRACE = 1 << 19
+
+
+def test_a_pod_keeps_a_containers_capabilities_and_those_its_spec_adds(api: Api) -> None:
+    """Read from the pod's /proc/self/status: the default set, the seccomp filter on (mode 2)
+    and no_new_privs; `capabilities` adds to the set, Unconfined lifts the filter."""
+    plain = run(api, "plain", STATUS)
+    added = run(
+        api,
+        "added",
+        STATUS,
+        security={"capabilities": ["SYS_PTRACE"], "seccompProfileType": "Unconfined"},
     )
-    dropped = run(api, "nochown", code, security={"capabilities": []})
-    kept = run(api, "chown", code, security={"capabilities": ["CHOWN"]})
-    assert (dropped["phase"], kept["phase"]) == ("Completed", "Completed")
-    assert printed(api, dropped) == "Operation not permitted"
-    assert printed(api, kept) == "ok"
+    assert (plain["phase"], added["phase"]) == ("Completed", "Completed")
+    status = printed(api, plain)
+    assert int(status["CapEff"], 16) == int(status["CapBnd"], 16) == CONTAINER_DEFAULTS
+    assert (status["Seccomp"], status["NoNewPrivs"]) == ("2", "1")
+    widened = printed(api, added)
+    assert int(widened["CapEff"], 16) == CONTAINER_DEFAULTS | SYS_PTRACE
+    assert widened["Seccomp"] == "0"
+
+
+def test_a_pod_running_as_another_user_holds_no_capability_but_those_it_adds(api: Api) -> None:
+    user = {"uidGidSource": "custom", "runAsUid": 1234}
+    plain = run(api, "user", STATUS, security=user)
+    added = run(api, "chowner", STATUS, security={**user, "capabilities": ["CHOWN"]})
+    assert (plain["phase"], added["phase"]) == ("Completed", "Completed")
+    assert int(printed(api, plain)["CapEff"], 16) == 0
+    assert int(printed(api, added)["CapEff"], 16) == 1  # CHOWN is bit 0
 
 
 def test_no_new_privileges_seccomp_and_a_private_ipc_namespace(api: Api) -> None:

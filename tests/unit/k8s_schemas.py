@@ -45,6 +45,7 @@ BUILT_IN = {
     ("v1", "ConfigMap"),
     ("v1", "Secret"),
     ("v1", "PodTemplate"),
+    ("v1", "Namespace"),
     ("networking.k8s.io/v1", "Ingress"),
 }
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from lockstep.domain.pod_security import PodSecurityLevel
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.pod_launch import Launch
 from lockstep.runtimes.local.sandbox.asked import (
@@ -216,8 +217,11 @@ def launch_for(**spec_fields: object) -> tuple[Launch, WorkerSpec]:
 
 
 def apply(chosen: SandboxPolicy, **spec_fields: object) -> Launch:
+    """The launch of a pod of a privileged project (who may ask what is tested apart)."""
     launch, worker = launch_for(**spec_fields)
-    workload = workload_of(request_body())
+    workload = dataclasses.replace(
+        workload_of(request_body()), pod_security=PodSecurityLevel.PRIVILEGED
+    )
     return chosen.apply(launch, worker, workload=workload, runtime_root=Path("/r"), on=None)
 
 

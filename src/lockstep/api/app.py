@@ -94,6 +94,7 @@ def create_app(
                 if settings.runtime is RuntimeKind.LOCAL
                 else (lambda _: [])
             ),
+            allowed_host_paths=settings.host_path_allowances,
         ),
         organization=core.organization,
         identity=core.identity,

@@ -6,6 +6,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from lockstep.domain.pod_security import DEFAULT_LEVEL, PodSecurityLevel
+
 
 @dataclass(frozen=True, slots=True)
 class Cluster:
@@ -37,6 +39,8 @@ class Project:
     updated_at: datetime
     requested_namespace: str | None = None
     resources: list[dict[str, Any]] = field(default_factory=list)
+    pod_security_level: PodSecurityLevel = DEFAULT_LEVEL
+    """What its pods may ask (see pod_security.py); an administrator sets it."""
 
     @property
     def namespace(self) -> str:

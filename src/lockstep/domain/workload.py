@@ -11,6 +11,7 @@ from typing import Any
 from lockstep.domain.cluster import Assignment
 from lockstep.domain.phases import DesiredPhase, Phase
 from lockstep.domain.plan import ReplicaPlan, build_plan
+from lockstep.domain.pod_security import DEFAULT_LEVEL, PodSecurityLevel
 from lockstep.schemas.distributed import DistributedFramework, MasterSpec, WorkerSpec
 
 WorkloadRequest = dict[str, Any]
@@ -52,6 +53,8 @@ class Workload:
     """When a finished workload is deleted (autoDeletionTimeAfterCompletionSeconds)."""
     placement: Mapping[str, Assignment] | None = None
     """Where each pod was placed, while the workload holds its resources (admitted)."""
+    pod_security: PodSecurityLevel = DEFAULT_LEVEL
+    """Its project's Pod Security level, which the runtimes apply to its pods."""
 
     def plan(self) -> ReplicaPlan:
         """The replica plan of the stored request."""

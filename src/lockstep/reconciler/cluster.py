@@ -25,6 +25,7 @@ from typing import Any
 from lockstep.domain.clock import Clock
 from lockstep.domain.listing import SortOrder
 from lockstep.domain.phases import DesiredPhase, Phase, path_to
+from lockstep.domain.pod_security import PodSecurityLevel
 from lockstep.domain.workload import Event, Workload, WorkloadUpdate
 from lockstep.reconciler.leader import LeaderController
 from lockstep.reconciler.observed import Recorder
@@ -38,7 +39,13 @@ from lockstep.runtimes.kubernetes.cluster_errors import (
     ClusterForbidden,
     ClusterUnavailable,
 )
-from lockstep.runtimes.kubernetes.identity import KEEP_ON_DELETE, WORKLOAD_ID, namespace_of
+from lockstep.runtimes.kubernetes.identity import (
+    KEEP_ON_DELETE,
+    POD_SECURITY_LABEL,
+    WORKLOAD_ID,
+    namespace_manifest,
+    namespace_of,
+)
 from lockstep.runtimes.kubernetes.kinds import JOB_KINDS
 from lockstep.runtimes.kubernetes.render import render
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings
@@ -172,7 +179,7 @@ class ClusterReconciler:
             return job  # rendered only when something is to be applied
         manifests = render(workload, workload.plan(), self._settings)
         wanted = next(m for m in manifests if m["kind"] == kind.kind)
-        self._ensure_namespace(namespace_of(workload))
+        self._ensure_namespace(namespace_of(workload), workload.pod_security)
         for manifest in manifests:
             if _outlives_workload(manifest) and self._exists(manifest):
                 continue  # a claim kept from an earlier workload: used as it is
@@ -188,11 +195,12 @@ class ClusterReconciler:
         )
         return found is not None
 
-    def _ensure_namespace(self, namespace: str) -> None:
-        if self._cluster.get("v1", "Namespace", None, namespace) is None:
-            self._cluster.apply(
-                {"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": namespace}}
-            )
+    def _ensure_namespace(self, namespace: str, level: PodSecurityLevel) -> None:
+        """The project's namespace, made when missing, enforcing its Pod Security level."""
+        found = self._cluster.get("v1", "Namespace", None, namespace)
+        labels = {} if found is None else found["metadata"].get("labels") or {}
+        if labels.get(POD_SECURITY_LABEL) != level.value:
+            self._cluster.apply(namespace_manifest(namespace, level))
 
     def _observe(self, workload: Workload, job: dict[str, Any] | None) -> WorkloadUpdate:
         namespace = namespace_of(workload)

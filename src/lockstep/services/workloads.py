@@ -9,17 +9,19 @@ from __future__ import annotations
 import secrets
 import string
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from lockstep.auth.access import Action, Resource, Scope
 from lockstep.auth.tokens import Principal
+from lockstep.domain import pod_security
 from lockstep.domain.clock import Clock
 from lockstep.domain.errors import Conflict, InvalidRequest, NotFound, Violation
 from lockstep.domain.listing import ListQuery, SortOrder
 from lockstep.domain.organization import Project
 from lockstep.domain.phases import DesiredPhase, Phase
+from lockstep.domain.pod_security import AllowedHostPath
 from lockstep.domain.priorities import TRAIN, priority_of
 from lockstep.domain.rules import check_request
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
@@ -58,14 +60,17 @@ class WorkloadService:
         notify: Callable[[str], None],
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         runtime_checks: Callable[[DistributedCreationRequest], list[Violation]] = lambda _: [],
+        allowed_host_paths: Sequence[AllowedHostPath] = (),
     ) -> None:
         """`runtime_checks`: what the runtime refuses of a request beside lockstep's own rules
-        (the local runtime: a data volume it does not have)."""
+        (the local runtime: a data volume it does not have). `allowed_host_paths`: where pods
+        of baseline projects may mount hostPath volumes."""
         self._db = database
         self._clock = clock
         self._notify = notify
         self._new_id = new_id
         self._runtime_checks = runtime_checks
+        self._allowed_host_paths = tuple(allowed_host_paths)
         self._projects: dict[str, tuple[Project, str]] = {}
 
     def create(self, caller: Principal, request: DistributedCreationRequest) -> Workload:
@@ -98,6 +103,10 @@ class WorkloadService:
                 )
             scope = Scope(cluster_id, project.department_id, project.id)
             access_of(unit, caller).check(Action.CREATE, Resource.WORKLOADS, scope)
+            level = unit.organization.pod_security_level(project.id)
+        forbidden = pod_security.violations(request, level, self._allowed_host_paths)
+        if forbidden:
+            raise InvalidRequest(forbidden)
         now = self._clock()
         wire = request.to_wire()
         priority_class = request.spec.priority_class or TRAIN
@@ -126,10 +135,12 @@ class WorkloadService:
             namespace=project.namespace,
             project_name=project.name,
             department_name=department_name,
+            pod_security=level,
         )
 
     def _project(self, unit: UnitOfWork, project_id: str) -> tuple[Project, str]:
-        """A project and its department's name. Both never change once created (lockstep has
+        """A project and its department's name. Both never change once created (its Pod
+        Security level may, and is read apart) (lockstep has
         no way to move, rename or delete them), so they are remembered."""
         known = self._projects.get(project_id)
         if known is not None:

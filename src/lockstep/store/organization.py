@@ -11,6 +11,7 @@ from sqlalchemy.exc import IntegrityError
 
 from lockstep.domain.errors import Conflict
 from lockstep.domain.organization import Cluster, Department, Project
+from lockstep.domain.pod_security import DEFAULT_LEVEL, PodSecurityLevel
 from lockstep.store.tables import clusters, departments, projects
 
 
@@ -41,6 +42,7 @@ def _project(row: Any) -> Project:
         updated_at=row.updated_at,
         requested_namespace=row.requested_namespace,
         resources=orjson.loads(row.resources),
+        pod_security_level=PodSecurityLevel(row.pod_security_level),
     )
 
 
@@ -94,8 +96,10 @@ class OrganizationRepository:
         requested_namespace: str | None,
         resources: list[Any],
         now: datetime,
+        pod_security_level: PodSecurityLevel = DEFAULT_LEVEL,
     ) -> Project:
         values = {
+            "pod_security_level": pod_security_level.value,
             "name": name,
             "cluster_id": cluster_id,
             "department_id": int(department_id),
@@ -106,6 +110,15 @@ class OrganizationRepository:
             "updated_at": now,
         }
         return _project(self._insert(projects, values, "a project"))
+
+    def pod_security_level(self, project_id: str) -> PodSecurityLevel:
+        """The project's level as it is now (an administrator may change it)."""
+        key = _as_int(project_id)
+        found = None
+        if key is not None:
+            query = select(projects.c.pod_security_level).where(projects.c.id == key)
+            found = self._db.execute(query).scalar_one_or_none()
+        return DEFAULT_LEVEL if found is None else PodSecurityLevel(found)
 
     def count_clusters(self) -> int:
         return int(self._db.execute(select(func.count()).select_from(clusters)).scalar_one())

@@ -83,6 +83,7 @@ projects = Table(
     Column("department_id", Integer, ForeignKey("departments.id"), nullable=False),
     Column("requested_namespace", String(63)),
     Column("resources", Text, nullable=False, server_default="[]"),
+    Column("pod_security_level", String(16), nullable=False, server_default="baseline"),
     Column("created_by", String(255), nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
     Column("updated_at", UtcDateTime, nullable=False),

@@ -38,6 +38,7 @@ from lockstep.domain.cluster import placement_from_json, placement_to_json
 from lockstep.domain.errors import Conflict, InvalidRequest
 from lockstep.domain.listing import Filter, ListQuery, Operator, SortOrder
 from lockstep.domain.phases import DesiredPhase, Phase
+from lockstep.domain.pod_security import PodSecurityLevel
 from lockstep.domain.workload import (
     Event,
     EventType,
@@ -167,6 +168,7 @@ _JOINED = (
         workloads,
         projects.c.name.label("project_name"),
         departments.c.name.label("department_name"),
+        projects.c.pod_security_level,
         func.coalesce(projects.c.requested_namespace, "runai-" + projects.c.name).label(
             "namespace"
         ),
@@ -181,7 +183,7 @@ _WORKLOAD_FIELDS = (
     "created_at", "desired_phase", "actual_phase", "phase_message", "phase_updated_at",
     "framework", "request", "priority_class", "priority", "category", "allocated_gpus",
     "deleted_at", "completed_at", "running_pods", "namespace", "project_name",
-    "department_name", "parked", "auto_delete_at", "placement",
+    "department_name", "parked", "auto_delete_at", "placement", "pod_security_level",
 )  # fmt: skip
 _POSITIONS = {column.key: index for index, column in enumerate(_JOINED.selected_columns)}
 _workload_values = operator.itemgetter(*(_POSITIONS[name] for name in _WORKLOAD_FIELDS))
@@ -194,7 +196,7 @@ def _workload(row: Row[Any]) -> Workload:
         created_at, desired_phase, actual_phase, phase_message, phase_updated_at,
         framework, request, priority_class, priority, category, allocated_gpus,
         deleted_at, completed_at, running_pods, namespace, project_name,
-        department_name, parked, auto_delete_at, placement,
+        department_name, parked, auto_delete_at, placement, pod_security_level,
     ) = _workload_values(row)  # fmt: skip
     return Workload(
         id=workload_id,
@@ -224,6 +226,7 @@ def _workload(row: Row[Any]) -> Workload:
         parked=parked,
         auto_delete_at=auto_delete_at,
         placement=None if placement is None else placement_from_json(orjson.loads(placement)),
+        pod_security=PodSecurityLevel(pod_security_level),
     )
 
 

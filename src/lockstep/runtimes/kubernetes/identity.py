@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from lockstep.domain.plan import Role
+from lockstep.domain.pod_security import PodSecurityLevel
 from lockstep.domain.workload import Workload
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
@@ -18,6 +19,8 @@ WORKLOAD_NAME = "lockstep.io/workload-name"
 PROJECT_ID = "lockstep.io/project-id"
 ROLE = "lockstep.io/role"
 """On pod templates: the plan's role of the pods (master, chief, launcher, worker)."""
+POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce"
+"""On a project's namespace: the Pod Security level the API server enforces there."""
 KEEP_ON_DELETE = "lockstep.io/keep-on-delete"
 """On a PVC lockstep created that outlives its workload (claimInfo without `ephemeral`)."""
 
@@ -64,3 +67,9 @@ def metadata(
         "namespace": namespace_of(workload),
         "labels": {**(labels or {}), **workload_labels(workload)},
     }
+
+
+def namespace_manifest(namespace: str, level: PodSecurityLevel) -> dict[str, Any]:
+    """A project's namespace, labelled with the Pod Security level its pods are held to."""
+    metadata = {"name": namespace, "labels": {POD_SECURITY_LABEL: level.value}}
+    return {"apiVersion": "v1", "kind": "Namespace", "metadata": metadata}

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from lockstep.domain.plan import ReplicaPlan, Role
+from lockstep.domain.pod_security import PodSecurityLevel
 from lockstep.domain.workload import Workload
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.kubernetes.compute import pod_compute
@@ -22,7 +23,7 @@ from lockstep.runtimes.kubernetes.identity import ROLE, pod_selector, workload_l
 from lockstep.runtimes.kubernetes.kinds import JobKind
 from lockstep.runtimes.kubernetes.placement import placement
 from lockstep.runtimes.kubernetes.scheduling import Scheduling
-from lockstep.runtimes.kubernetes.security import security_contexts
+from lockstep.runtimes.kubernetes.security import restricted_container, security_contexts
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings
 from lockstep.runtimes.kubernetes.storage import pod_storage
 from lockstep.schemas.distributed import DistributedFramework, PodSpec
@@ -163,7 +164,7 @@ def pod_template(
     compute = pod_compute(spec.compute, settings.scheduler)
     if compute.resources:
         container["resources"] = compute.resources
-    security = security_contexts(spec.security)
+    security = security_contexts(spec.security, workload.pod_security)
     if security.container:
         container["securityContext"] = security.container
     storage = pod_storage(spec.storage, workload=workload, settings=settings)
@@ -175,6 +176,11 @@ def pod_template(
     pod: dict[str, Any] = {"containers": [container]}
     if storage.init_containers:
         pod["initContainers"] = storage.init_containers
+        if workload.pod_security is PodSecurityLevel.RESTRICTED:  # of every container
+            pod["initContainers"] = [
+                {**init, "securityContext": restricted_container(init.get("securityContext", {}))}
+                for init in storage.init_containers
+            ]
     volumes = [*storage.volumes, *compute.volumes]
     if volumes:
         pod["volumes"] = volumes

@@ -57,6 +57,12 @@ def veil(path: str) -> Mount:
     return Mount(path, MountKind.TMPFS, read_only=True)
 
 
+def hidden(path: str) -> Mount:
+    """A file made unreadable: this machine's /dev/null bound over it (on a nodev mount, which
+    no one can open)."""
+    return Mount(path, MountKind.BIND, source="/dev/null", read_only=True)
+
+
 @dataclass(frozen=True, slots=True)
 class Identity:
     """Who the pod's processes are."""

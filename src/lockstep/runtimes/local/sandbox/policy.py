@@ -29,6 +29,7 @@ from pathlib import Path, PurePosixPath
 from lockstep.config import S3Mount, SandboxMode, Settings
 from lockstep.domain.cluster import Assignment
 from lockstep.domain.errors import Violation
+from lockstep.domain.pod_security import AllowedHostPath, PodSecurityLevel
 from lockstep.domain.workload import Workload
 from lockstep.frameworks import mpi
 from lockstep.runtimes.base import PodStartError
@@ -48,6 +49,7 @@ from lockstep.runtimes.local.sandbox.definition import (
     MountKind,
     RootLayer,
     SandboxSpec,
+    hidden,
     veil,
 )
 from lockstep.runtimes.local.sandbox.probe import Sandboxing, gpu_device_nodes, probe
@@ -87,8 +89,14 @@ class SandboxPolicy:
     data_volumes: Mapping[str, Path] = field(default_factory=dict)
     s3fs: str | None = None
     """s3fs, when s3 volumes are mounted with it rather than synchronised."""
+    allowed_host_paths: tuple[AllowedHostPath, ...] = ()
+    """Where pods of baseline projects may mount hostPath volumes (checked at submission, and
+    again here on the path a hostPath resolves to: a symbolic link does not lead out)."""
     private_paths: tuple[str, ...] = ()
     """lockstep's own directories (its data directory, claims), veiled in every pod."""
+    private_files: tuple[str, ...] = ()
+    """lockstep's own files elsewhere (a SQLite database outside its data directory, and the
+    journal files beside it), hidden in every pod where they exist when it starts."""
     installation: tuple[str, ...] = ()
     """lockstep's own installation (its interpreter, its venv, the checkout it runs from),
     which pods reach since they run lockstep's interpreter unless an image environment says
@@ -155,6 +163,7 @@ class SandboxPolicy:
                 "give it a runAsUid other than 0 with uidGidSource custom"
             )
         places = self.places(workload.id, launch.pod_name, workload.project_id, runtime_root)
+        self.check_host_paths(volumes_of(spec), workload.pod_security)
         volumes = [
             # A claim without a name is named after its workload (and kept by that name).
             dataclasses.replace(volume, source=f"{workload.name}-pvc-{volume.index}")
@@ -171,6 +180,7 @@ class SandboxPolicy:
         root_layer = self.root_layer(security, places.pod_dir)
         mounts = [
             *(veil(path) for path in self.private_paths),
+            *(hidden(path) for path in self.private_files if os.path.lexists(path)),
             own,
             *reachable,
             *(mount_of(volume, places) for volume in volumes),
@@ -200,7 +210,7 @@ class SandboxPolicy:
             read_only_root=security.read_only_root,
             root_layer=root_layer,
             identity=identity,
-            capabilities=kept_capabilities(security) if as_root else None,
+            capabilities=kept_capabilities(security, workload.pod_security) if as_root else None,
             ambient_capabilities=security.added_capabilities,
             private_ipc=security.private_ipc,
             seccomp=security.seccomp,
@@ -218,6 +228,23 @@ class SandboxPolicy:
             env=env,
             unapplied=launch.unapplied + unapplied,
         )
+
+    def check_host_paths(self, volumes: Sequence[VolumeAsk], level: PodSecurityLevel) -> None:
+        """`PodStartError` for a hostPath of a baseline project that resolves, through a
+        symbolic link made since it was submitted, to a path no administrator allowed."""
+        if level is PodSecurityLevel.PRIVILEGED:
+            return
+        for volume in volumes:
+            if volume.kind is not VolumeKind.HOST_PATH or volume.source is None:
+                continue
+            resolved = PurePosixPath(os.path.realpath(volume.source))
+            allowance = next((a for a in self.allowed_host_paths if a.covers(resolved)), None)
+            if allowance is None or (not volume.read_only and not allowance.writable):
+                raise PodStartError(
+                    f"storage: the hostPath {volume.source} leads to {resolved}, which its "
+                    f"project's Pod Security level ({level}) does not allow"
+                    + ("" if allowance is None else " writable")
+                )
 
     def root_layer(self, security: SecurityAsk, pod_dir: Path) -> RootLayer | None:
         """The pod's root of its own, where this machine can give one and the root is not
@@ -290,9 +317,11 @@ def home_of(uid: int) -> str:
         return f"/home/{uid}"
 
 
-def kept_capabilities(security: SecurityAsk) -> tuple[str, ...]:
-    """A container's default capabilities and those the spec adds, each once."""
-    return tuple(dict.fromkeys((*CONTAINER_CAPABILITIES, *security.added_capabilities)))
+def kept_capabilities(security: SecurityAsk, level: PodSecurityLevel) -> tuple[str, ...]:
+    """A container's default capabilities and those the spec adds, each once; for a
+    restricted project, those the spec adds alone (the level drops every other)."""
+    defaults = () if level is PodSecurityLevel.RESTRICTED else CONTAINER_CAPABILITIES
+    return tuple(dict.fromkeys((*defaults, *security.added_capabilities)))
 
 
 def make_mount_points(spec: SandboxSpec) -> None:
@@ -340,22 +369,22 @@ def policy_of(settings: Settings) -> SandboxPolicy:
         image_user=None if image_user is None else Identity(*image_user),
         data_volumes=settings.data_volumes,
         s3fs=s3_mount.available() if settings.s3_mount is S3Mount.AUTO else None,
-        private_paths=lockstep_files(settings),
+        allowed_host_paths=settings.host_path_allowances,
+        private_paths=(str(settings.data_dir),),
+        private_files=database_files(settings),
         installation=installation(),
     )
 
 
-def lockstep_files(settings: Settings) -> tuple[str, ...]:
-    """The directories of lockstep's own that no pod may reach: its data directory (database,
-    keys, every workload's files, claims) and the directory of a SQLite database kept
-    elsewhere."""
-    found = [settings.data_dir.resolve()]
+def database_files(settings: Settings) -> tuple[str, ...]:
+    """A SQLite database kept outside lockstep's data directory, with its journal files."""
     url = settings.resolved_database_url
-    if url.startswith("sqlite:///"):
-        database = Path(url.removeprefix("sqlite:///")).resolve().parent
-        if not any(d == database or d in database.parents for d in found) and database != Path("/"):
-            found.append(database)
-    return tuple(str(path) for path in found)
+    if not url.startswith("sqlite:///"):
+        return ()
+    database = Path(url.removeprefix("sqlite:///")).resolve()
+    if settings.data_dir in database.parents:
+        return ()
+    return tuple(f"{database}{suffix}" for suffix in ("", "-wal", "-shm", "-journal"))
 
 
 def installation() -> tuple[str, ...]:
