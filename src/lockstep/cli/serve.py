@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ctypes
 import logging
 import os
 import sys
@@ -17,12 +18,24 @@ log = logging.getLogger("lockstep")
 
 
 SECRET_VARIABLES = ("LOCKSTEP_BOOTSTRAP_CLIENT_SECRET",)
-"""Read once into the settings, then gone from the environment lockstep's processes pass on."""
+"""Read once into the settings, then wiped from lockstep's environment (see `wipe`)."""
+
+
+def wipe(name: str) -> None:
+    """Remove a variable from this process's environment, its value overwritten where the
+    kernel shows it (/proc/<pid>/environ reads the environment as the process began), so that
+    neither a child nor a reader of that file finds it."""
+    libc = ctypes.CDLL(None)
+    libc.getenv.restype = ctypes.c_void_p
+    address = libc.getenv(name.encode())  # the original string, which unsetenv would keep
+    value = os.environ.pop(name, None)  # unsetenv, for this process and its children
+    if address and value is not None:
+        ctypes.memset(address, 0, len(os.fsencode(value)))
 
 
 def run_server(settings: Settings, *, access_log: bool) -> None:
     for name in SECRET_VARIABLES:
-        os.environ.pop(name, None)
+        wipe(name)
     configure_logging(settings)
     app = create_app(settings, reconciler_process=True)
     created = app.state.bootstrap
