@@ -39,6 +39,7 @@ from lockstep.runtimes.local.sandbox.limits import Confined, Confinement
 from lockstep.runtimes.local.sandbox.policy import (
     SECCOMP_FD,
     SandboxPolicy,
+    fresh_root_layer,
     make_mount_points,
     seccomp_descriptor,
 )
@@ -417,8 +418,8 @@ class LocalRuntime:
             raise VolumeError(f"{NOT_READY}{'; '.join(problems)}")
         if not problems:
             make_mount_points(sandbox)
-        if sandbox.root_layer is not None:  # each start gets a fresh root, as a container does
-            shutil.rmtree(sandbox.root_layer.directory, ignore_errors=True)
+        if sandbox.root_layer is not None:
+            fresh_root_layer(sandbox.root_layer)
         inherited = None
         argv: Sequence[str] = launch.argv  # the worker agent sandboxes each command itself
         if not launch.worker_agent:

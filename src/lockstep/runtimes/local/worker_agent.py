@@ -36,7 +36,7 @@ from typing import Any
 
 from lockstep.runtimes.local.pod_launch import WORKLOAD_DIR, Launch
 from lockstep.runtimes.local.processes import POD_MARKER
-from lockstep.runtimes.local.sandbox.policy import seccomp_descriptor
+from lockstep.runtimes.local.sandbox.policy import fresh_root_layer, seccomp_descriptor
 from lockstep.runtimes.local.sandbox.probe import Sandboxing, probe
 from lockstep.runtimes.local.state import PodFiles, read_json
 
@@ -137,6 +137,7 @@ def _run(
             Path(sandbox.root_layer.directory).mkdir(parents=True, exist_ok=True)
             layer = tempfile.mkdtemp(prefix="command-", dir=sandbox.root_layer.directory)
             own = dataclasses.replace(sandbox.root_layer, directory=layer)
+            fresh_root_layer(own)
             sandbox = dataclasses.replace(sandbox, root_layer=own)
         line = sandboxing.command(sandbox, line, seccomp_fd=descriptor)
     try:

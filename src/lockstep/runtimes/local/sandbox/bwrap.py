@@ -101,9 +101,8 @@ _SETUP = (
     'while [ "$1" != -- ]; do case "$1" in '
     'private) mount --bind "$2" "$2" && mount --make-private "$2" || '
     'fail "could not keep the mounts of this machine out of $2"; shift 2;; '
-    'layer) mkdir -p "$3" "$4" "$5" && '
-    'mount -t overlay -o "nodev,nosuid,lowerdir=$2,upperdir=$3,workdir=$4" lockstep-root "$5" '
-    '|| fail "could not give the pod a root of its own over $2"; shift 5;; '
+    'layer) mount -t overlay -o "nodev,nosuid,lowerdir=$2,upperdir=$3,workdir=$4" lockstep-root '
+    '"$5" || fail "could not give the pod a root of its own over $2"; shift 5;; '
     '*) fail "unknown step $1";; esac; done; shift; exec "$@"'
 )
 
@@ -126,16 +125,35 @@ def _namespace_setup(spec: SandboxSpec, *, unshare: str) -> list[str]:
 
 def layer_steps(layer: RootLayer) -> list[str]:
     """The set-up steps overlaying each of this machine's file systems in `layer.lower`
-    (the root first, then each below its parent) with the pod's own copy-on-write layer."""
-    merged = merged_root(layer)
+    (the root first, then each below its parent) with the pod's own copy-on-write layer. The
+    directories they name must exist (`layer_directories`): the caller makes them."""
     steps: list[str] = []
-    ordered = sorted(layer.lower, key=lambda path: len(PurePosixPath(path).parts))
-    for number, lower in enumerate(ordered):
-        target = merged if lower == "/" else merged + lower
-        upper = f"{layer.directory}/upper/{number}"
-        work = f"{layer.directory}/work/{number}"
+    for lower, upper, work, target in _layers(layer):
         steps += ["layer", lower, upper, work, target]
     return steps
+
+
+def layer_directories(layer: RootLayer) -> list[str]:
+    """The directories of a root layer that must exist before the pod starts: each layer's
+    upper and work directories, and the merged root."""
+    return [
+        merged_root(layer),
+        *(path for _, upper, work, _ in _layers(layer) for path in (upper, work)),
+    ]
+
+
+def _layers(layer: RootLayer) -> list[tuple[str, str, str, str]]:
+    merged = merged_root(layer)
+    ordered = sorted(layer.lower, key=lambda path: len(PurePosixPath(path).parts))
+    return [
+        (
+            lower,
+            f"{layer.directory}/upper/{number}",
+            f"{layer.directory}/work/{number}",
+            merged if lower == "/" else merged + lower,
+        )
+        for number, lower in enumerate(ordered)
+    ]
 
 
 def _private_roots(spec: SandboxSpec) -> list[PurePosixPath]:

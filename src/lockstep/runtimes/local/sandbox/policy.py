@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import pwd
+import shutil
 import stat
 import sys
 from collections.abc import Mapping, Sequence
@@ -42,7 +43,7 @@ from lockstep.runtimes.local.sandbox.asked import (
     security_of,
     volumes_of,
 )
-from lockstep.runtimes.local.sandbox.bwrap import host_mount_points
+from lockstep.runtimes.local.sandbox.bwrap import host_mount_points, layer_directories
 from lockstep.runtimes.local.sandbox.definition import (
     Identity,
     Mount,
@@ -137,7 +138,11 @@ class SandboxPolicy:
                     f"the pod asks for {', '.join(asked)}, which needs a sandbox, and "
                     f"{self.sandboxing.problem}: install bubblewrap, or {OFF_HINT}"
                 )
-            return launch
+            uncontained = (
+                f"a sandbox ({self.sandboxing.problem}): the pod sees this machine's processes "
+                "and files and keeps lockstep's user and privileges"
+            )
+            return dataclasses.replace(launch, unapplied=(*launch.unapplied, uncontained))
         security = security_of(spec)
         identity = security.identity or self.image_user
         if identity is not None and identity.uid != self.euid and not self.sandboxing.as_root:
@@ -315,6 +320,14 @@ def home_of(uid: int) -> str:
         return f"/home/{pwd.getpwuid(uid).pw_name}"
     except KeyError:
         return f"/home/{uid}"
+
+
+def fresh_root_layer(layer: RootLayer) -> None:
+    """An empty root layer where `layer` says, made before each start (a restarted pod gets a
+    fresh root, as a restarted container does)."""
+    shutil.rmtree(layer.directory, ignore_errors=True)
+    for directory in layer_directories(layer):
+        Path(directory).mkdir(parents=True, exist_ok=True)
 
 
 def kept_capabilities(security: SecurityAsk, level: PodSecurityLevel) -> tuple[str, ...]:

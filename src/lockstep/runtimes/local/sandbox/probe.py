@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from lockstep.runtimes.local.sandbox.bwrap import command
+from lockstep.runtimes.local.sandbox.bwrap import command, layer_directories
 from lockstep.runtimes.local.sandbox.definition import RootLayer, SandboxSpec
 
 GPU_DEVICE_PREFIXES = ("nvidia",)
@@ -95,7 +95,10 @@ def probe(bwrap: str | None = None, *, scratch: Path | None = None) -> Sandboxin
         return dataclasses.replace(works, layer_problem=reason)
     layers = machine_file_systems(Path("/proc/self/mountinfo").read_text())
     with tempfile.TemporaryDirectory(dir=scratch, prefix=".lockstep-probe-") as directory:
-        spec = SandboxSpec(root_layer=RootLayer(directory, layers))
+        layer = RootLayer(directory, layers)
+        for made in layer_directories(layer):
+            Path(made).mkdir(parents=True, exist_ok=True)
+        spec = SandboxSpec(root_layer=layer)
         problem = _fails(command(spec, ["/bin/true"], bwrap=found, env=env, unshare=unshare))
     if problem:
         return dataclasses.replace(
