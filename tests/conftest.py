@@ -19,7 +19,11 @@ from tests.support.databases import PostgresTemplates, require_postgres
 from tests.support.server import LiveServer, kill_pods
 
 SHARED_TEMP = Path("/var/tmp")
-"""Where tests keep the files they share with pods: a sandboxed pod has a /tmp of its own."""
+"""Where tests keep the files they share with pods: a sandboxed pod has a /tmp of its own, and
+what it writes outside its volumes stays in its own root, so a pod that writes there for its
+test mounts the test's directory as a hostPath (`tests.support.requests.shared`), which the
+tests' servers allow (`ALLOWED_HOST_PATHS`)."""
+ALLOWED_HOST_PATHS = [f"{SHARED_TEMP}:rw"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -66,6 +70,7 @@ def make_settings(data_dir: Path, database_url: str) -> Settings:
         bootstrap_client_id=ADMIN_ID,
         bootstrap_client_secret=ADMIN_SECRET,
         restart_backoff_seconds=0.2,
+        allowed_host_paths=ALLOWED_HOST_PATHS,
     )
 
 

@@ -47,3 +47,13 @@ def python(code: str) -> str:
 def sleeping(cluster_id: str, seconds: float = 600, **kwargs: Any) -> dict[str, Any]:
     """A workload whose pods sleep, to observe it while it runs."""
     return distributed(cluster_id, args=f"-c 'import time; time.sleep({seconds})'", **kwargs)
+
+
+def shared(*paths: object) -> dict[str, Any]:
+    """`storage` mounting each of the test's directories `paths` at the same path, writable:
+    what a pod writes outside its volumes stays in its own root."""
+    return {
+        "hostPath": [
+            {"path": str(path), "mountPath": str(path), "readOnly": False} for path in paths
+        ]
+    }

@@ -38,7 +38,11 @@ class LiveServer:
         self.database_url = database_url
         self.cwd = cwd
         self.bootstrap_credentials = bootstrap_credentials
-        self.settings = {"RESTART_BACKOFF_SECONDS": "0.2", **(settings or {})}
+        self.settings = {
+            "RESTART_BACKOFF_SECONDS": "0.2",
+            "ALLOWED_HOST_PATHS": '["/var/tmp:rw"]',  # the tests' shared files (conftest.py)
+            **(settings or {}),
+        }
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.process: subprocess.Popen[bytes] | None = None

@@ -322,6 +322,7 @@ def project(p: Project) -> dict[str, Any]:
         "createdBy": p.created_by,
         "effective": {},
         "resources": p.resources,
+        "podSecurityLevel": p.pod_security_level.value,
     }
 
 

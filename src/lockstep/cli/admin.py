@@ -9,9 +9,11 @@ import typer
 
 from lockstep.cli.operator import DatabaseUrl, DataDir, operator_core, print_json
 from lockstep.domain.identity import Role, ScopeType
+from lockstep.domain.pod_security import PodSecurityLevel
 
 if TYPE_CHECKING:
     from lockstep.assembly import Core
+    from lockstep.domain.organization import Project
 
 app = typer.Typer(
     no_args_is_help=True, help="Administer applications, access rules and the organization."
@@ -148,13 +150,17 @@ def create_department(
 
 
 @app.command("create-project")
-def create_project(
+def create_project(  # noqa: PLR0917 - typer passes options by position
     name: str,
     department: Annotated[
         str | None, typer.Option(help="Department id; 'default' if unset.")
     ] = None,
     cluster: Annotated[
         str | None, typer.Option(help="Cluster id; the only cluster if unset.")
+    ] = None,
+    pod_security: Annotated[
+        PodSecurityLevel | None,
+        typer.Option(help="What its pods may ask (Pod Security level); baseline if unset."),
     ] = None,
     data_dir: DataDir = None,
     database_url: DatabaseUrl = None,
@@ -165,12 +171,46 @@ def create_project(
 
     with operator_core(data_dir, database_url) as core:
         cluster_id = cluster or _only_cluster(core)
-        request = ProjectCreationRequest.model_validate(
-            {"name": name, "clusterId": cluster_id, "parentId": department, "resources": []},
-            strict=False,
-        )
+        fields: dict[str, object] = {
+            "name": name,
+            "clusterId": cluster_id,
+            "parentId": department,
+            "resources": [],
+        }
+        if pod_security is not None:
+            fields["podSecurityLevel"] = pod_security.value
+        request = ProjectCreationRequest.model_validate(fields, strict=False)
         project = core.organization.create_project(OPERATOR, request)
-        print_json({"id": project.id, "name": project.name, "departmentId": project.department_id})
+        print_json(_project_json(project))
+
+
+@app.command("set-pod-security")
+def set_pod_security(
+    project: Annotated[str, typer.Argument(help="The project's id or name.")],
+    level: Annotated[PodSecurityLevel, typer.Argument(help="privileged, baseline or restricted.")],
+    data_dir: DataDir = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Set what a project's pods may ask (its Pod Security level), for the workloads submitted
+    and the pods started from now on."""
+    from lockstep.auth.tokens import OPERATOR
+
+    with operator_core(data_dir, database_url) as core:
+        known = core.organization.projects(OPERATOR)
+        found = next((p for p in known if project in (p.id, p.name)), None)
+        if found is None:
+            raise typer.BadParameter(f"no project has the id or name {project!r}")
+        changed = core.organization.set_pod_security_level(OPERATOR, found.id, level)
+        print_json(_project_json(changed))
+
+
+def _project_json(project: Project) -> dict[str, str]:
+    return {
+        "id": project.id,
+        "name": project.name,
+        "departmentId": project.department_id,
+        "podSecurityLevel": project.pod_security_level.value,
+    }
 
 
 @app.command("list-projects")
@@ -187,6 +227,7 @@ def list_projects(data_dir: DataDir = None, database_url: DatabaseUrl = None) ->
                     "name": p.name,
                     "departmentId": p.department_id,
                     "clusterId": p.cluster_id,
+                    "podSecurityLevel": p.pod_security_level.value,
                 }
                 for p in projects
             ]

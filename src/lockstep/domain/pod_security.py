@@ -25,19 +25,20 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 from pathlib import PurePosixPath
 
 from lockstep.domain.errors import Violation
 from lockstep.schemas.distributed import DistributedCreationRequest, PodSpec
-from lockstep.schemas.security import SeccompProfileType
+from lockstep.schemas.security import PodSecurityLevel, SeccompProfileType
 
-
-class PodSecurityLevel(StrEnum):
-    PRIVILEGED = "privileged"
-    BASELINE = "baseline"
-    RESTRICTED = "restricted"
-
+__all__ = [
+    "BASELINE_CAPABILITIES",
+    "DEFAULT_LEVEL",
+    "RESTRICTED_CAPABILITIES",
+    "AllowedHostPath",
+    "PodSecurityLevel",
+    "violations",
+]
 
 DEFAULT_LEVEL = PodSecurityLevel.BASELINE
 

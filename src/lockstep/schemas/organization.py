@@ -6,6 +6,7 @@ from typing import Any
 from uuid import UUID
 
 from lockstep.schemas.base import NonEmpty, StringId, WireModel
+from lockstep.schemas.security import PodSecurityLevel
 
 
 class ProjectCreationRequest(WireModel):
@@ -18,6 +19,9 @@ class ProjectCreationRequest(WireModel):
     scheduling_rules: dict[str, Any] | None = None
     default_node_pools: list[str] | None = None
     node_types: dict[str, Any] | None = None
+    pod_security_level: PodSecurityLevel | None = None
+    """An extension: what the project's pods may ask (lockstep.domain.pod_security);
+    baseline when absent."""
 
 
 class DepartmentCreationRequest(WireModel):

@@ -19,6 +19,14 @@ class SeccompProfileType(StrEnum):
     LOCALHOST = "Localhost"
 
 
+class PodSecurityLevel(StrEnum):
+    """A project's Pod Security level (see lockstep.domain.pod_security)."""
+
+    PRIVILEGED = "privileged"
+    BASELINE = "baseline"
+    RESTRICTED = "restricted"
+
+
 class Capability(StrEnum):
     AUDIT_CONTROL = "AUDIT_CONTROL"
     AUDIT_READ = "AUDIT_READ"

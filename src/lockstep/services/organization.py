@@ -15,6 +15,7 @@ from lockstep.domain.clock import Clock
 from lockstep.domain.errors import InvalidRequest, NotFound
 from lockstep.domain.listing import Filter, SortOrder, matches
 from lockstep.domain.organization import Cluster, Department, Project
+from lockstep.domain.pod_security import DEFAULT_LEVEL, PodSecurityLevel
 from lockstep.schemas.organization import DepartmentCreationRequest, ProjectCreationRequest
 from lockstep.services.access import access_of
 from lockstep.store.database import Database, UnitOfWork
@@ -102,9 +103,10 @@ class OrganizationService:
                     raise InvalidRequest.of(
                         "parentId", f"no department {request.parent_id!r} in cluster {cluster_id}"
                     )
-            access_of(unit, caller).check(
-                Action.CREATE, Resource.PROJECTS, Scope(cluster_id, department.id)
-            )
+            access = access_of(unit, caller)
+            access.check(Action.CREATE, Resource.PROJECTS, Scope(cluster_id, department.id))
+            if request.pod_security_level not in (None, DEFAULT_LEVEL):
+                access.check(Action.UPDATE, Resource.PROJECTS, Scope())  # a system-wide decision
             return unit.organization.add_project(
                 name=request.name,
                 cluster_id=cluster_id,
@@ -113,7 +115,20 @@ class OrganizationService:
                 requested_namespace=request.requested_namespace,
                 resources=request.resources,
                 now=self._clock(),
+                pod_security_level=request.pod_security_level or DEFAULT_LEVEL,
             )
+
+    def set_pod_security_level(
+        self, caller: Principal, project_id: str, level: PodSecurityLevel
+    ) -> Project:
+        """Change what a project's pods may ask: an administrator's (system-wide) decision. It
+        applies to the workloads submitted from then on and the pods started from then on."""
+        with self._db.write() as unit:
+            project = unit.organization.project(project_id)
+            if project is None:
+                raise NotFound(f"project {project_id} not found")
+            access_of(unit, caller).check(Action.UPDATE, Resource.PROJECTS, Scope())
+            return unit.organization.set_pod_security_level(project.id, level, now=self._clock())
 
     def departments(
         self,

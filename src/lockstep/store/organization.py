@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, bindparam, func, insert, select
+from sqlalchemy import Connection, bindparam, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from lockstep.domain.errors import Conflict
@@ -110,6 +110,17 @@ class OrganizationRepository:
             "updated_at": now,
         }
         return _project(self._insert(projects, values, "a project"))
+
+    def set_pod_security_level(
+        self, project_id: str, level: PodSecurityLevel, *, now: datetime
+    ) -> Project:
+        query = (
+            update(projects)
+            .where(projects.c.id == int(project_id))
+            .values(pod_security_level=level.value, updated_at=now)
+            .returning(*projects.c)
+        )
+        return _project(self._db.execute(query).one())
 
     def pod_security_level(self, project_id: str) -> PodSecurityLevel:
         """The project's level as it is now (an administrator may change it)."""
