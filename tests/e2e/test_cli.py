@@ -87,6 +87,12 @@ def test_serve_flags_and_admin_commands(tmp_path: Path) -> None:
         department = admin("create-department", "research")
         project = admin("create-project", "vision", "--department", department["id"])
         assert project["departmentId"] == department["id"]
+        assert project["podSecurityLevel"] == "baseline"
+        locked = admin("create-project", "locked", "--pod-security", "restricted")
+        assert locked["podSecurityLevel"] == "restricted"
+        assert admin("set-pod-security", "locked", "privileged")["podSecurityLevel"] == "privileged"
+        listed_projects = {p["name"]: p["podSecurityLevel"] for p in admin("list-projects")}
+        assert listed_projects["locked"] == "privileged"
         scope = f"project:{project['id']}"
         alice = admin("create-application", "alice", "--role", "L1 researcher", "--scope", scope)
         assert set(alice) == {"clientId", "clientSecret", "accessRuleId"}
