@@ -318,3 +318,38 @@ def test_claims_are_the_clusters_own(api: Api) -> None:
     listed = api.get("/api/v1/org-unit/projects/1/claims")
     assert listed.status_code == 400
     assert "PersistentVolumeClaim of the cluster" in listed.json()["message"]
+
+
+def test_pod_security_holds_on_kubernetes_too(api: Api, cluster: FakeKubernetes) -> None:
+    """Refused at submission whatever the runtime; a restricted project's namespace carries its
+    level and its pods what the level requires."""
+    body = distributed(api.cluster_id(), name="escape")
+    body["spec"]["storage"] = {"hostPath": [{"path": "/", "mountPath": "/host"}]}
+    refused = api.post("/api/v1/workloads/distributed", json=body)
+    assert refused.status_code == 400
+    assert "spec.storage.hostPath[0].path" in refused.json()["message"]
+    assert cluster.get("kubeflow.org/v1", "pytorchjobs", NAMESPACE, "escape") is None
+    locked = api.post(
+        "/api/v1/org-unit/projects",
+        json={
+            "name": "locked",
+            "clusterId": api.cluster_id(),
+            "resources": [],
+            "podSecurityLevel": "restricted",
+        },
+    ).json()
+    body = distributed(api.cluster_id(), name="locked-job", project_id=locked["id"])
+    body["spec"]["security"] = {"runAsNonRoot": True, "runAsUid": 1000}
+    api.create(body)
+    job = poll(
+        lambda: cluster.get("kubeflow.org/v1", "pytorchjobs", "runai-locked", "locked-job"),
+        timeout=20,
+        what="the restricted project's job",
+    )
+    namespace = cluster.get("v1", "namespaces", None, "runai-locked")
+    assert namespace is not None
+    assert namespace["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+    for replica in job["spec"]["pytorchReplicaSpecs"].values():
+        container = replica["template"]["spec"]["containers"][0]
+        assert container["securityContext"]["capabilities"] == {"drop": ["ALL"]}
+        assert container["securityContext"]["allowPrivilegeEscalation"] is False
