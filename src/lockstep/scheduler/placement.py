@@ -350,7 +350,7 @@ def missing_in_total(
     room = sum(max(usage.free_pods(n), 0) for n in nodes)
     pods = sum(count for _, count in together)
     if pods > room:
-        most = max(n.max_pods for n in nodes)
+        most = max((n.max_pods for n in nodes), default=0)
         missing.append(
             f"needs room for {_count(Decimal(pods), 'pod')}{where}, {room} {free} "
             f"(a node runs at most {most} pods at once)"
