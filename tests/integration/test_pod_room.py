@@ -2,26 +2,34 @@
 server here has one node that runs at most 2 pods (`max_pods`, the kubelet's maxPods). A gang
 of more pods than that is parked, Pending with the reason, whatever its size (100,000 pods
 cost no more than 3); gangs that fit run one after the other as room frees; an elastic
-workload starts with the pods there is room for and lists the others as waiting."""
+workload starts with the pods there is room for and lists the others as waiting. A parked
+workload is looked at again once the nodes change."""
 
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import replace
+from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
 import pytest
 from fastapi.testclient import TestClient
 
+from lockstep.api.app import create_app
 from lockstep.config import NodeSettings, Settings
 from lockstep.domain.clock import utc_now
+from lockstep.domain.cluster import Node
 from lockstep.domain.phases import DesiredPhase, Phase
 from lockstep.domain.workload import Workload
+from lockstep.runtimes.local.runtime import LocalRuntime
 from lockstep.schemas.distributed import DistributedFramework
 from lockstep.store.database import Database
 from tests.conftest import make_settings
 from tests.support.api import Api, poll
 from tests.support.requests import distributed, python
+from tests.support.server import kill_pods
 
 ROOM = "a node runs at most 2 pods at once"
 
@@ -144,3 +152,39 @@ def test_an_elastic_workload_starts_with_the_room_there_is_and_lists_the_rest_wa
     assert waiting == ["elastic-worker-1"]
     release.touch()
     assert api.wait_for(workload_id, {"Completed", "Failed"})["phase"] == "Completed"
+
+
+class ChangingNodes(LocalRuntime):
+    """The local runtime, its nodes changed at will, as a cluster's change."""
+
+    def __init__(self, root: Path, nodes: Sequence[Node], on_change: Callable[[str], None]):
+        super().__init__(root, on_change=on_change, nodes=nodes)
+        self.current = list(nodes)
+
+    def nodes(self) -> list[Node]:
+        return self.current
+
+
+def test_a_parked_workload_is_looked_at_again_once_the_nodes_change(
+    tmp_path: Path, database_url: str
+) -> None:
+    settings = make_settings(tmp_path / "data", database_url).model_copy(
+        update={"resync_seconds": 0.2}
+    )
+    solo = Node("solo", "default", Decimal(2), Decimal(2**30), max_pods=2)
+
+    def notify(key: str) -> None:
+        app.state.controller.notify(key)  # the app is made after its runtime
+
+    runtime = ChangingNodes(settings.runtime_dir, [solo], on_change=notify)
+    app = create_app(settings, runtime=runtime)
+    with TestClient(app) as client:
+        try:
+            api = Api.login(client)
+            three = api.create(distributed(api.cluster_id(), name="three", workers=2))
+            pending_with(api, three["workloadId"], "never fit")
+            runtime.current = [replace(solo, max_pods=3)]
+            finished = api.wait_for(three["workloadId"], {"Completed", "Failed"})
+            assert finished["phase"] == "Completed"
+        finally:
+            kill_pods(settings.runtime_dir)
