@@ -14,8 +14,14 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from lockstep.domain.cluster import DEFAULT_MAX_PODS
 from lockstep.domain.pod_security import AllowedHostPath
 from lockstep.domain.quantities import parse_quantity
+
+MAX_PODS_PER_NODE = 10_000
+"""The most `max_pods` a node may be given: what the scheduler places pod by pod is bounded
+by the pods the nodes run at once."""
+MAX_GPUS_PER_NODE = 1024
 
 
 def default_data_dir() -> Path:
@@ -75,9 +81,11 @@ class NodeSettings(BaseModel):
     cpu_cores: float | None = Field(default=None, gt=0)
     memory: str | None = None
     """A quantity: `64Gi`."""
-    gpus: int | None = Field(default=None, ge=0)
+    gpus: int | None = Field(default=None, ge=0, le=MAX_GPUS_PER_NODE)
     gpu_memory: str | None = None
     """Each GPU's memory, a quantity (by default what the driver reports)."""
+    max_pods: int = Field(default=DEFAULT_MAX_PODS, ge=0, le=MAX_PODS_PER_NODE)
+    """The most pods it runs at once, as the kubelet's `maxPods`; more wait for room."""
 
     @field_validator("memory", "gpu_memory")
     @classmethod

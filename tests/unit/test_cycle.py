@@ -3,11 +3,14 @@ head-of-line blocking, parking of gangs that could never fit, and the messages u
 
 from __future__ import annotations
 
+import tracemalloc
+from collections.abc import Callable
 from decimal import Decimal
 
 from lockstep.domain.cluster import Gpu, Node
-from lockstep.scheduler.cycle import Candidate, Holder, schedule
+from lockstep.scheduler.cycle import Candidate, Decisions, Holder, schedule
 from lockstep.scheduler.placement import GpuNeed, PodNeed, Usage, place
+from lockstep.scheduler.shape import GangShape, NumberedNames, PodGroup
 
 MACHINE = Node("m", "default", Decimal(16), Decimal(64 * 2**30), tuple(Gpu(i) for i in range(8)))
 
@@ -18,7 +21,7 @@ def gang(workload_id: str, *gpus: int, cpu: str = "0") -> Candidate:
         PodNeed(f"{workload_id}-{i}", cpu=Decimal(cpu), gpu=GpuNeed(devices=count))
         for i, count in enumerate(gpus)
     ]
-    return Candidate(workload_id=workload_id, name=f"name-{workload_id}", needs=needs)
+    return Candidate(workload_id=workload_id, name=f"name-{workload_id}", shape=GangShape.of(needs))
 
 
 def idle(node: Node = MACHINE) -> Usage:
@@ -100,7 +103,7 @@ def test_parking_is_judged_on_an_idle_cluster_even_behind_a_blocker() -> None:
 def test_parking_message_lists_every_missing_resource() -> None:
     small = Node("m", "default", Decimal(2), Decimal(1000))
     need = PodNeed("a-0", cpu=Decimal("2.5"), memory=Decimal(2048), gpu=GpuNeed(devices=1))
-    decisions = schedule(idle(small), [Candidate("a", "name-a", [need])])
+    decisions = schedule(idle(small), [Candidate("a", "name-a", GangShape.of([need]))])
     assert decisions.parked == {
         "a": "the workload can never fit this cluster: needs 1 GPU, 0 in all; "
         "needs 2.5 CPU cores, 2 in all; needs 2Ki of memory, 1000 in all"
@@ -140,7 +143,7 @@ def urgent(workload_id: str, gpus: int, priority: int = 100) -> Candidate:
     return Candidate(
         workload_id,
         f"name-{workload_id}",
-        [PodNeed(f"{workload_id}-0", gpu=GpuNeed(gpus))],
+        GangShape.of([PodNeed(f"{workload_id}-0", gpu=GpuNeed(gpus))]),
         None,
         priority,
     )
@@ -196,7 +199,7 @@ def test_holders_already_leaving_are_waited_for_not_preempted_again() -> None:
 
 def elastic(workload_id: str, pods: int, required: int, gpus: int = 1) -> Candidate:
     needs = [PodNeed(f"{workload_id}-{i}", gpu=GpuNeed(devices=gpus)) for i in range(pods)]
-    return Candidate(workload_id, f"name-{workload_id}", needs, None, 0, required)
+    return Candidate(workload_id, f"name-{workload_id}", GangShape.of(needs), None, 0, required)
 
 
 def test_an_elastic_gang_starts_with_its_minimum_and_what_else_fits() -> None:
@@ -225,3 +228,71 @@ def test_elastic_holders_grow_into_free_room_only_when_nobody_waits() -> None:
     grown = schedule(usage, [], [grower])
     assert sorted(grown.grown["e"]) == ["e-0", "e-1", "e-2", "e-3"]
     assert grown.grown["e"]["e-3"].gpus == (6, 7)
+
+
+def shaped(workload_id: str, workers: int, need: PodNeed, required: int | None = None) -> Candidate:
+    """A leader and `workers` workers asking `need`, described by shape."""
+    shape = GangShape(
+        (
+            PodGroup(need, (f"{workload_id}-master-0",)),
+            PodGroup(need, NumberedNames(f"{workload_id}-worker-", 0, workers)),
+        )
+    )
+    return Candidate(workload_id, f"name-{workload_id}", shape, required=required)
+
+
+def peak_bytes(decide: Callable[[], Decisions]) -> tuple[Decisions, int]:
+    """What `decide` decided and the most memory it held meanwhile."""
+    tracemalloc.start()
+    try:
+        decisions = decide()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return decisions, peak
+
+
+def test_a_gang_of_a_million_pods_is_parked_from_its_shape_and_a_small_one_runs() -> None:
+    huge = shaped("huge", 1_000_000, PodNeed("", gpu=GpuNeed(devices=2)))
+    decisions, peak = peak_bytes(lambda: schedule(idle(), [huge, gang("small", 1)]))
+    assert decisions.parked == {
+        "huge": "the workload can never fit this cluster: needs 2000002 GPUs, 8 in all; "
+        "needs room for 1000001 pods, 110 in all (a node runs at most 110 pods at once)"
+    }
+    assert list(decisions.admitted) == ["small"]
+    # no per-pod object of the huge gang: a million PodNeeds would take hundreds of megabytes
+    assert peak < 1_000_000
+
+
+def test_a_gang_the_nodes_hold_in_total_but_not_node_by_node_is_parked_from_its_shape() -> None:
+    portions = shaped("p", 999_999, PodNeed("", gpu=GpuNeed(devices=1, portion=Decimal("0.6"))))
+    two_nodes = Usage([MACHINE, Node("n", "default", Decimal(16), Decimal(64 * 2**30))])
+    decisions, peak = peak_bytes(lambda: schedule(two_nodes, [portions]))
+    assert decisions.parked["p"].startswith("the workload can never fit this cluster: needs 600000")
+    assert peak < 1_000_000
+
+
+def test_a_million_pod_elastic_gang_starts_with_what_the_nodes_hold_and_no_more() -> None:
+    elastic_gang = shaped("e", 1_000_000, PodNeed("", cpu=Decimal("0.1")), required=2)
+    decisions, peak = peak_bytes(lambda: schedule(idle(), [elastic_gang]))
+    placed = decisions.admitted["e"]
+    assert len(placed) == 110  # MACHINE's max pods: 16 cores would take 160 such pods
+    assert {"e-master-0", "e-worker-0", "e-worker-108"} <= set(placed)
+    assert peak < 5_000_000
+
+
+def test_a_gang_beyond_a_nodes_max_pods_waits_whole_until_pods_end() -> None:
+    capped = Node("c", "default", Decimal(16), Decimal(64 * 2**30), max_pods=2)
+    assert schedule(Usage([capped]), [gang("three", 0, 0, 0)]).parked == {
+        "three": "the workload can never fit this cluster: "
+        "needs room for 3 pods, 2 in all (a node runs at most 2 pods at once)"
+    }
+    usage = Usage([capped])
+    first = schedule(usage, [gang("a", 0, 0), gang("b", 0, 0)])
+    assert list(first.admitted) == ["a"]
+    assert first.waiting == {
+        "b": "waiting for resources: "
+        "needs room for 2 pods, 0 free (a node runs at most 2 pods at once)"
+    }
+    usage.release(list(gang("a", 0, 0).shape.pods()), first.admitted["a"])  # a ended
+    assert list(schedule(usage, [gang("b", 0, 0)]).admitted) == ["b"]

@@ -60,12 +60,21 @@ def test_nodes_are_read_from_the_environment_as_json(monkeypatch: pytest.MonkeyP
     assert Settings().nodes == [NodeSettings(name="a", pool="a100", gpus=4)]
 
 
+def test_a_node_runs_110_pods_at_once_unless_max_pods_says_otherwise() -> None:
+    default, capped = machine.nodes([NodeSettings(), NodeSettings(max_pods=2)], gpus=[])
+    assert (default.max_pods, capped.max_pods) == (110, 2)
+
+
 @pytest.mark.parametrize(
     "fields",
     [
         {"memory": "lots"},
         {"gpu_memory": "16 GB"},
         {"gpus": -1},
+        {"gpus": 1025},
+        {"max_pods": -1},
+        {"max_pods": 10_001},
+        {"max_pods": "many"},
         {"cpu_cores": 0},
         {"taints": [{"key": "x", "effect": "Sometimes"}]},
         {"colour": "red"},

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 
 from lockstep.domain.cluster import Assignment, Gpu, Node, Taint
-from lockstep.scheduler.placement import GangShortfall, GpuNeed, PodNeed, Usage, place
+from lockstep.scheduler.placement import ONE, GangShortfall, GpuNeed, PodNeed, Usage, place
 from lockstep.scheduler.selectors import Selector
 from lockstep.schemas.pod import PodAffinity, PodAffinityType, Toleration, TolerationOperator
 
@@ -204,4 +204,37 @@ def test_required_pod_affinity_refuses_to_spread_and_preferred_spreads() -> None
     unlabelled = PodAffinity(type=PodAffinityType.REQUIRED, key="zone")
     assert shortfall(place(Usage(nodes), gang, affinity=unlabelled)) == (
         "no node has the label zone that the pod affinity requires"
+    )
+
+
+def capped(name: str, max_pods: int, cpu: str = "16") -> Node:
+    return Node(name, "default", Decimal(cpu), Decimal(64 * GI), max_pods=max_pods)
+
+
+def test_a_node_runs_at_most_its_max_pods_whatever_they_ask() -> None:
+    usage = Usage([capped("a", 2), capped("b", 1)])
+    gang = [PodNeed(f"p{i}") for i in range(3)]
+    result = placed(place(usage, gang))
+    assert [result[f"p{i}"].node for i in range(3)] == ["a", "a", "b"]
+    assert [usage.free_pods(n) for n in usage.nodes] == [0, 0]
+    assert shortfall(place(usage, [PodNeed("late")])) == (
+        "needs room for 1 pod, 0 free (a node runs at most 2 pods at once)"
+    )
+    usage.release(gang[:1], result)  # p0 ended: its room is free again
+    assert placed(place(usage, [PodNeed("late")]))["late"].node == "a"
+
+
+def test_a_gang_beyond_the_nodes_max_pods_says_so_on_an_idle_cluster() -> None:
+    usage = Usage([capped("a", 2)])
+    assert shortfall(place(usage, [PodNeed(f"p{i}") for i in range(3)])) == (
+        "needs room for 3 pods, 2 in all (a node runs at most 2 pods at once)"
+    )
+    assert usage.idle()
+
+
+def test_a_full_node_is_left_out_of_what_the_roomiest_node_has_free() -> None:
+    usage = Usage([capped("a", 1, cpu="8"), capped("b", 5, cpu="0.5")])
+    assert shortfall(place(usage, [PodNeed("p0", cpu=ONE), PodNeed("p1", cpu=ONE)])) == (
+        "pod p1 needs 1 CPU core on one node; at most 0.5 CPU cores and 64Gi of memory free "
+        "on any node with room for another pod"
     )

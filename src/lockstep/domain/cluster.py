@@ -1,8 +1,9 @@
 """The nodes a runtime offers and where a pod was placed on them.
 
-A node has a name, a node pool, labels, taints, CPU cores, memory and GPU devices. On the local
-runtime the nodes are this machine, or virtual nodes an operator configures so that node
-pools, node types, tolerations and affinity can be exercised on one machine.
+A node has a name, a node pool, labels, taints, CPU cores, memory, GPU devices and the most
+pods it runs at once (the kubelet's `maxPods`). On the local runtime the nodes are this
+machine, or virtual nodes an operator configures so that node pools, node types, tolerations
+and affinity can be exercised on one machine.
 """
 
 from __future__ import annotations
@@ -12,6 +13,8 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 ONE = Decimal(1)
+DEFAULT_MAX_PODS = 110
+"""The kubelet's default `maxPods`: the most pods a node runs at once."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +41,8 @@ class Node:
     gpus: tuple[Gpu, ...] = ()
     labels: Mapping[str, str] = field(default_factory=dict)
     taints: tuple[Taint, ...] = ()
+    max_pods: int = DEFAULT_MAX_PODS
+    """The most pods it runs at once, whatever they ask."""
 
     def label(self, key: str) -> str | None:
         return self.labels.get(key)

@@ -14,11 +14,12 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from lockstep.domain.clock import Clock
+from lockstep.domain.cluster import Assignment, Node
 from lockstep.domain.phases import DesiredPhase, Phase, can_transition, check_transition
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.priorities import is_preemptible
@@ -28,9 +29,10 @@ from lockstep.reconciler.outcome import gang_restarts, outcome, restart_backoff
 from lockstep.reconciler.passes import decide_all, write
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import PodStatus, Runtime
-from lockstep.scheduler.cycle import Candidate, Holder, schedule
+from lockstep.scheduler.cycle import Candidate, Decisions, Holder, can_never_fit, schedule
 from lockstep.scheduler.placement import GangPlacement, PodNeed, Usage, place
-from lockstep.scheduler.resources import gang_affinity, gang_needs
+from lockstep.scheduler.resources import Gang, gang_of
+from lockstep.scheduler.shape import pod_room
 from lockstep.schemas.distributed import CleanPodPolicy, DistributedFramework
 from lockstep.store.database import Database
 
@@ -72,7 +74,11 @@ class Reconciler:
         self._thread: threading.Thread | None = None
         self._schedule_needed = True
         self._plans: dict[str, ReplicaPlan] = {}
-        self._pod_needs: dict[str, list[PodNeed]] = {}
+        self._gangs: dict[str, Gang] = {}
+        self._nodes: list[Node] | None = None
+        """The nodes of the last cycle: parked workloads are looked at again when they change."""
+        self._fit_idle: set[str] = set()
+        """Workloads known to fit these nodes were they idle (never parked, then)."""
         self._elastic_waiting = True
         """Some admitted elastic workload may have pods waiting for room (unknown at first)."""
 
@@ -412,26 +418,29 @@ class Reconciler:
             plan = self._plans[workload.id] = workload.plan()
         return plan
 
-    def _needs(self, workload: Workload) -> list[PodNeed]:
-        """What each pod of a workload asks the scheduler for, remembered."""
-        needs = self._pod_needs.get(workload.id)
-        if needs is None:
-            if len(self._pod_needs) >= PLAN_CACHE_SIZE:
-                self._pod_needs.clear()
-            needs = self._pod_needs[workload.id] = gang_needs(self._plan(workload))
-        return needs
+    def _gang(self, workload: Workload) -> Gang:
+        """A workload as the scheduler sees it (its shape, never its pods), remembered."""
+        gang = self._gangs.get(workload.id)
+        if gang is None:
+            if len(self._gangs) >= PLAN_CACHE_SIZE:
+                self._gangs.clear()
+            gang = self._gangs[workload.id] = gang_of(workload)
+        return gang
 
     def _holders(self, admitted: list[Workload], usage: Usage) -> list[Holder]:
         """What the admitted workloads hold (counted in `usage`), oldest first."""
         holders = []
+        room = pod_room(usage.nodes)
         for workload in sorted(admitted, key=lambda w: (w.phase_updated_at, w.id)):
-            needs = self._needs(workload)
+            gang = self._gang(workload)
             placement = workload.placement
             if placement is None:
                 # Admitted before its placement was recorded: count it where it fits now.
-                placed = place(usage, needs, affinity=gang_affinity(self._plan(workload)))
+                needs = list(gang.shape.pods(limit=room + 1))
+                placed = place(usage, needs, affinity=gang.affinity)
                 placement = placed if isinstance(placed, dict) else {}
             else:
+                needs = _held_and_next(gang, placement, room)
                 usage.hold(needs, placement)
             spec = workload.request.get("spec") or {}
             holders.append(
@@ -444,7 +453,7 @@ class Reconciler:
                     preemptible=is_preemptible(workload.priority_class, spec.get("preemptibility")),
                     leaving=workload.actual_phase is Phase.TERMINATING,
                     waiting=[need for need in needs if need.pod not in placement],
-                    affinity=gang_affinity(self._plan(workload)),
+                    affinity=gang.affinity,
                 )
             )
         self._elastic_waiting = any(holder.waiting for holder in holders)
@@ -461,9 +470,69 @@ class Reconciler:
             self._schedule_needed = True  # look again: what they wait for may come any time
         return unmet
 
+    def _candidate(self, workload: Workload) -> Candidate:
+        gang = self._gang(workload)
+        return Candidate(
+            workload_id=workload.id,
+            name=workload.name,
+            shape=gang.shape,
+            affinity=gang.affinity,
+            priority=workload.priority,
+            required=gang.required,
+        )
+
+    def _never_fit(self, nodes: list[Node], candidates: list[Candidate]) -> dict[str, str]:
+        """The candidates that could never fit these nodes, with why (their parking message);
+        those that could are remembered as such until the nodes change."""
+        if len(self._fit_idle) >= PLAN_CACHE_SIZE:
+            self._fit_idle.clear()
+        parked = {}
+        for candidate in candidates:
+            if candidate.workload_id not in self._fit_idle:
+                message = can_never_fit(nodes, candidate)
+                if message is None:
+                    self._fit_idle.add(candidate.workload_id)
+                else:
+                    parked[candidate.workload_id] = message
+        return parked
+
+    def _current_nodes(self) -> list[Node]:
+        """The runtime's nodes; when they changed since the last cycle, every parked workload
+        is queued again (it may fit now)."""
+        nodes = list(self._runtime.nodes())
+        if self._nodes is not None and nodes != self._nodes:
+            with self._db.write(durable=False) as unit:
+                unit.workloads.unpark_all()
+            self._fit_idle.clear()
+        self._nodes = nodes
+        return nodes
+
+    def _cycle(
+        self, nodes: list[Node], heads: list[Workload], admitted: list[Workload]
+    ) -> tuple[Decisions, dict[str, str], dict[str, ReplicaPlan]]:
+        """The scheduler's decisions on `heads`, what those not decided on wait for beside
+        room, and the plans of those that could fit. A gang that could never fit is parked
+        judged from its shape, before anything of it is built pod by pod (its plan included)."""
+        candidates = {w.id: self._candidate(w) for w in heads}
+        parked = self._never_fit(nodes, list(candidates.values()))
+        placeable = [w for w in heads if w.id not in parked]
+        plans = {w.id: self._plan(w) for w in placeable}
+        unmet = self._unmet(placeable, plans)
+        usage = Usage(nodes)
+        holders = self._holders(admitted, usage)
+        decisions = schedule(
+            usage,
+            [candidates[w.id] for w in placeable if w.id not in unmet],
+            holders,
+            fit_idle=self._fit_idle,
+        )
+        decisions.parked.update(parked)
+        return decisions, unmet, plans
+
     def schedule(self) -> list[tuple[Workload, WorkloadUpdate]]:
         """One cycle: admit the pending gangs that fit, in submission order, and start them.
         Returns what to write about the workloads it decided on."""
+        nodes = self._current_nodes()
         with self._db.read() as unit:
             heads = unit.workloads.queue_heads(limit=SCHEDULE_BATCH)
             admitted = unit.workloads.admitted() if heads or self._elastic_waiting else []
@@ -472,23 +541,7 @@ class Reconciler:
             return changes
         if len(heads) == SCHEDULE_BATCH:
             self._schedule_needed = True  # more are queued behind this batch
-        plans = {w.id: self._plan(w) for w in heads}
-        unmet = self._unmet(heads, plans)
-        candidates = [
-            Candidate(
-                workload_id=w.id,
-                name=w.name,
-                needs=self._needs(w),
-                affinity=gang_affinity(plans[w.id]),
-                priority=w.priority,
-                required=plans[w.id].required_pods if plans[w.id].is_elastic else None,
-            )
-            for w in heads
-            if w.id not in unmet
-        ]
-        usage = Usage(self._runtime.nodes())
-        holders = self._holders(admitted, usage)
-        decisions = schedule(usage, candidates, holders)
+        decisions, unmet, plans = self._cycle(nodes, heads, admitted)
         by_id = {w.id: w for w in heads}
         running = {w.id: w for w in admitted}
         for workload_id, preemptor in decisions.preempted.items():
@@ -541,6 +594,24 @@ class Reconciler:
         for workload, change in changes:
             _check(workload, change)
         return changes
+
+
+def _held_and_next(gang: Gang, placement: Mapping[str, Assignment], room: int) -> list[PodNeed]:
+    """What an admitted gang's placed pods ask, and its first `room` pods without a place (an
+    elastic gang's, which may yet start): never more of a large elastic gang than could ever
+    start. Placed pods come first in rank order (the rest start as room frees, in order)."""
+    needs: list[PodNeed] = []
+    found = waiting = 0
+    for need in gang.shape.pods():
+        if need.pod in placement:
+            needs.append(need)
+            found += 1
+        elif waiting < room:
+            needs.append(need)
+            waiting += 1
+        if found >= len(placement) and waiting >= room:
+            break
+    return needs
 
 
 def _waiting_for_room(

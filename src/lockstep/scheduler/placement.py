@@ -3,8 +3,10 @@
 Whole GPUs take devices nobody uses; a fraction (a portion of a device, or an amount of its
 memory) shares a device with other fractions without the shares ever adding up to more than
 the device. Fractions are packed onto the fullest device they fit on, so whole devices stay
-free for those who need them. Pods go to the first node (in their node pools' order of
-preference) with room: nodes fill up in order, which keeps free capacity together.
+free for those who need them. A node runs at most its `max_pods` pods, whatever they ask (the
+kubelet's cap), so pods are counted per node too. Pods go to the first node (in their node
+pools' order of preference) with room: nodes fill up in order, which keeps free capacity
+together.
 
 When a gang does not fit, `GangShortfall.message` says what is missing where, in words a user
 reads in the phase message: `needs 4 GPUs in node pool a100, 2 free`.
@@ -80,10 +82,11 @@ class _NodeUse:
     cpu: Decimal = ZERO
     memory: Decimal = ZERO
     gpus: dict[int, Decimal] = field(default_factory=dict)
+    pods: int = 0
 
 
 class Usage:
-    """What is taken on each node: CPU, memory, and each GPU device's share."""
+    """What is taken on each node: CPU, memory, each GPU device's share, and how many pods."""
 
     def __init__(self, nodes: Sequence[Node]) -> None:
         self.nodes = list(nodes)
@@ -93,7 +96,7 @@ class Usage:
     def copy(self) -> Usage:
         other = Usage(self.nodes)
         for name, use in self._use.items():
-            other._use[name] = _NodeUse(use.cpu, use.memory, dict(use.gpus))
+            other._use[name] = _NodeUse(use.cpu, use.memory, dict(use.gpus), use.pods)
         return other
 
     def hold(self, needs: Sequence[PodNeed], placement: Mapping[str, Assignment]) -> None:
@@ -117,6 +120,7 @@ class Usage:
             return
         use.cpu += need.cpu
         use.memory += need.memory
+        use.pods += 1
         for index in assignment.gpus:
             use.gpus[index] = use.gpus.get(index, ZERO) + assignment.share
 
@@ -127,13 +131,14 @@ class Usage:
             return
         use.cpu -= need.cpu
         use.memory -= need.memory
+        use.pods -= 1
         for index in assignment.gpus:
             use.gpus[index] = use.gpus.get(index, ZERO) - assignment.share
 
     def idle(self) -> bool:
         """Nothing is taken anywhere."""
         return all(
-            not use.cpu and not use.memory and not any(use.gpus.values())
+            not use.pods and not use.cpu and not use.memory and not any(use.gpus.values())
             for use in self._use.values()
         )
 
@@ -143,6 +148,10 @@ class Usage:
     def free_memory(self, node: Node) -> Decimal:
         return node.memory - self._use[node.name].memory
 
+    def free_pods(self, node: Node) -> int:
+        """How many more pods it may run (its max_pods less those it runs)."""
+        return node.max_pods - self._use[node.name].pods
+
     def free_share(self, node: Node, index: int) -> Decimal:
         return ONE - self._use[node.name].gpus.get(index, ZERO)
 
@@ -151,6 +160,8 @@ class Usage:
 
     def take(self, need: PodNeed, node: Node) -> Assignment | None:
         """Place `need` on `node` if it has room, counting it; None when it has not."""
+        if self.free_pods(node) <= 0:
+            return None
         if need.cpu > self.free_cpu(node) or need.memory > self.free_memory(node):
             return None
         gpus, share = self._devices(need.gpu, node)
@@ -195,7 +206,7 @@ def place(
     """Every pod of the gang placed (and counted in `usage`), or why it cannot be; `usage` is
     left as it was then. A Required pod affinity keeps the gang on nodes that share the value
     of its topology key; a Preferred one tries that first."""
-    groups = _topology_groups(usage.nodes, affinity)
+    groups = topology_groups(usage.nodes, affinity)
     if not groups:
         key = affinity.key if affinity is not None else ""
         return GangShortfall(f"no node has the label {key} that the pod affinity requires")
@@ -246,7 +257,7 @@ def _place_on(
     names = {node.name for node in nodes}
     placed: GangPlacement = {}
     # The largest pods first: they are the hardest to fit.
-    for need in sorted(needs, key=_size, reverse=True):
+    for need in sorted(needs, key=size_of, reverse=True):
         candidates = [node for node in need.selector.nodes(usage.nodes) if node.name in names]
         for node in candidates:
             assignment = usage.take(need, node)
@@ -258,12 +269,13 @@ def _place_on(
     return placed
 
 
-def _size(need: PodNeed) -> tuple[Decimal, Decimal, Decimal]:
+def size_of(need: PodNeed) -> tuple[Decimal, Decimal, Decimal]:
+    """How large a pod is, to place the largest first: its GPUs, then CPU, then memory."""
     gpus = Decimal(need.gpu.devices) * (need.gpu.portion if need.gpu.memory is None else ONE)
     return gpus, need.cpu, need.memory
 
 
-def _topology_groups(nodes: Sequence[Node], affinity: PodAffinity | None) -> list[list[Node]]:
+def topology_groups(nodes: Sequence[Node], affinity: PodAffinity | None) -> list[list[Node]]:
     """The sets of nodes to try the gang on, in order (none: a required key no node has)."""
     if affinity is None or not affinity.key:
         return [list(nodes)]
@@ -293,65 +305,92 @@ def _shortfall(
     need more than is free there in total, or no single node (or device) has room for it."""
     where = stuck.selector.where()
     if not candidates:
-        return GangShortfall(f"no node{where} accepts pod {stuck.pod}{_pools_hint(usage, stuck)}")
+        return GangShortfall(no_node_accepts(usage.nodes, stuck, stuck.pod))
     # `usage` already counts the pods placed before `stuck`: take them out to compare the
     # gang's whole need with what was free before it.
     before = usage.copy()
     before.release(needs, placed)
-    group = [need for need in needs if need.selector == stuck.selector]
-    free_cpu = sum((before.free_cpu(n) for n in candidates), ZERO)
-    free_memory = sum((before.free_memory(n) for n in candidates), ZERO)
-    wanted_cpu = sum((n.cpu for n in group), ZERO)
-    wanted_memory = sum((n.memory for n in group), ZERO)
-    free = "in all" if before.idle() else "free"
-    missing = []
-    gpus = _gpus_missing(before, [n for n in group if n.gpu.devices], candidates)
-    if gpus is not None:
-        wanted, have = gpus
-        missing.append(f"needs {wanted}{where}, {have} {free}")
-    if wanted_cpu > free_cpu:
-        missing.append(f"needs {_count(wanted_cpu, 'CPU core')}{where}, {_number(free_cpu)} {free}")
-    if wanted_memory > free_memory:
-        missing.append(
-            f"needs {_bytes(wanted_memory)} of memory{where}, {_bytes(free_memory)} {free}"
-        )
+    together = [(need, 1) for need in needs if need.selector == stuck.selector]
+    missing = missing_in_total(before, together, candidates, where=where)
     if missing:
         return GangShortfall("; ".join(missing))
     return GangShortfall(
-        f"pod {stuck.pod} needs {_pod_in_words(stuck)} on one node{where}; "
+        f"pod {stuck.pod} needs {pod_in_words(stuck)} on one node{where}; "
         + _best_node(usage, stuck, candidates)
     )
 
 
+def no_node_accepts(nodes: Sequence[Node], need: PodNeed, pod: str) -> str:
+    """`no node in node pool a100 accepts pod train-worker-0`, in words for a message."""
+    return f"no node{need.selector.where()} accepts pod {pod}{_pools_hint(nodes, need)}"
+
+
+def missing_in_total(
+    usage: Usage, together: Sequence[tuple[PodNeed, int]], nodes: Sequence[Node], *, where: str
+) -> list[str]:
+    """What pods that go to `nodes` (each need with how many pods ask it) want beyond what the
+    nodes have free in total — GPUs, CPU cores, memory, room for pods — each in words; empty
+    when there is enough of everything (they may still not fit node by node)."""
+    free = "in all" if usage.idle() else "free"
+    missing = []
+    gpus = _gpus_missing(usage, [(n, c) for n, c in together if n.gpu.devices], nodes)
+    if gpus is not None:
+        wanted, have = gpus
+        missing.append(f"needs {wanted}{where}, {have} {free}")
+    free_cpu = sum((usage.free_cpu(n) for n in nodes), ZERO)
+    wanted_cpu = sum((need.cpu * count for need, count in together), ZERO)
+    if wanted_cpu > free_cpu:
+        missing.append(f"needs {_count(wanted_cpu, 'CPU core')}{where}, {_number(free_cpu)} {free}")
+    free_memory = sum((usage.free_memory(n) for n in nodes), ZERO)
+    wanted_memory = sum((need.memory * count for need, count in together), ZERO)
+    if wanted_memory > free_memory:
+        missing.append(
+            f"needs {_bytes(wanted_memory)} of memory{where}, {_bytes(free_memory)} {free}"
+        )
+    room = sum(max(usage.free_pods(n), 0) for n in nodes)
+    pods = sum(count for _, count in together)
+    if pods > room:
+        most = max((n.max_pods for n in nodes), default=0)
+        missing.append(
+            f"needs room for {_count(Decimal(pods), 'pod')}{where}, {room} {free} "
+            f"(a node runs at most {most} pods at once)"
+        )
+    return missing
+
+
 def _gpus_missing(
-    usage: Usage, group: Sequence[PodNeed], nodes: Sequence[Node]
+    usage: Usage, together: Sequence[tuple[PodNeed, int]], nodes: Sequence[Node]
 ) -> tuple[str, str] | None:
-    """What the pods of `group` want of GPUs and what `nodes` have free, in words — in
-    devices when they all want whole ones, in memory when they all want memory, else in GPU
-    units — or None when there is enough in total."""
-    if not group:
+    """What the pods of `together` (each need with its count) want of GPUs and what `nodes`
+    have free, in words — in devices when they all want whole ones, in memory when they all
+    want memory, else in GPU units — or None when there is enough in total."""
+    if not together:
         return None
     devices = [(node, gpu) for node in nodes for gpu in node.gpus]
-    if all(need.gpu.whole for need in group):
-        wanted = Decimal(sum(need.gpu.devices for need in group))
+    if all(need.gpu.whole for need, _ in together):
+        wanted = Decimal(sum(need.gpu.devices * count for need, count in together))
         idle = Decimal(sum(1 for n, g in devices if usage.free_share(n, g.index) == ONE))
         return None if wanted <= idle else (_count(wanted, "GPU"), _number(idle))
-    if all(need.gpu.memory is not None for need in group):
+    if all(need.gpu.memory is not None for need, _ in together):
         if not any(g.memory for _, g in devices):
             return None  # the pod's own message says the memory is not known
-        wanted = sum((need.gpu.devices * (need.gpu.memory or ZERO) for need in group), ZERO)
+        wanted = sum(
+            (need.gpu.devices * count * (need.gpu.memory or ZERO) for need, count in together),
+            ZERO,
+        )
         have = sum((usage.free_share(n, g.index) * g.memory for n, g in devices if g.memory), ZERO)
         return None if wanted <= have else (f"{_bytes(wanted)} of GPU memory", _bytes(have))
     share = next((g.memory for _, g in devices if g.memory), None)
     wanted = ZERO
-    for need in group:
+    for need, count in together:
         each = need.gpu.share_of(share)
-        wanted += need.gpu.devices * (each if each is not None else ONE)
+        wanted += need.gpu.devices * count * (each if each is not None else ONE)
     have = sum((usage.free_gpus(node) for node in nodes), ZERO)
     return None if wanted <= have else (_count(wanted, "GPU"), _number(have))
 
 
-def _pod_in_words(need: PodNeed) -> str:
+def pod_in_words(need: PodNeed) -> str:
+    """What one pod asks, in words: `2 GPUs, 4 CPU cores`."""
     parts = []
     if need.gpu.devices:
         parts.append(need.gpu.in_words())
@@ -363,7 +402,17 @@ def _pod_in_words(need: PodNeed) -> str:
 
 
 def _best_node(usage: Usage, need: PodNeed, nodes: Sequence[Node]) -> str:
-    """What the roomiest accepting node has free, in the terms the pod asks for."""
+    """What the roomiest accepting node has free, in the terms the pod asks for (among the
+    nodes that may run another pod)."""
+    open_nodes = [node for node in nodes if usage.free_pods(node) > 0]
+    if not open_nodes:
+        return "every node it accepts runs as many pods as it may (max pods)"
+    return _roomiest(usage, need, open_nodes) + (
+        "" if len(open_nodes) == len(nodes) else " with room for another pod"
+    )
+
+
+def _roomiest(usage: Usage, need: PodNeed, nodes: Sequence[Node]) -> str:
     if need.gpu.devices and not need.gpu.whole:
         if all(need.gpu.share_of(g.memory) is None for n in nodes for g in n.gpus):
             return "the memory of these GPUs is not known (set gpu_memory for their nodes)"
@@ -385,8 +434,8 @@ def _best_node(usage: Usage, need: PodNeed, nodes: Sequence[Node]) -> str:
     return f"at most {_count(cpu, 'CPU core')} and {_bytes(memory)} of memory free on any node"
 
 
-def _pools_hint(usage: Usage, need: PodNeed) -> str:
-    pools = sorted({node.pool for node in usage.nodes})
+def _pools_hint(nodes: Sequence[Node], need: PodNeed) -> str:
+    pools = sorted({node.pool for node in nodes})
     return f" (the nodes are in node pools {', '.join(pools)})" if need.selector.pools else ""
 
 

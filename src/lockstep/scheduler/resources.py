@@ -1,15 +1,20 @@
-"""What each pod of a gang asks the scheduler for: CPU cores, memory, GPUs and where it may go."""
+"""What each pod of a gang asks the scheduler for: CPU cores, memory, GPUs and where it may go;
+and a stored workload as the scheduler sees it — its shape (the leader and its workers as two
+groups), never a per-pod object."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from decimal import Decimal
 
-from lockstep.domain.plan import ReplicaPlan
+from lockstep.domain.plan import LEADER_ROLE, ReplicaPlan, Role, leader_spec, pod_name
 from lockstep.domain.quantities import parse_quantity
+from lockstep.domain.workload import Workload
 from lockstep.scheduler.placement import ONE, ZERO, GpuNeed, PodNeed
 from lockstep.scheduler.selectors import selector_of
+from lockstep.scheduler.shape import GangShape, NumberedNames, PodGroup
 from lockstep.schemas.compute import GpuRequestType
-from lockstep.schemas.distributed import PodSpec
+from lockstep.schemas.distributed import DistributedFramework, MasterSpec, PodSpec, WorkerSpec
 from lockstep.schemas.pod import PodAffinity
 
 
@@ -57,3 +62,49 @@ def gang_affinity(plan: ReplicaPlan) -> PodAffinity | None:
         if replica.spec.pod_affinity is not None and replica.spec.pod_affinity.key:
             return replica.spec.pod_affinity
     return None
+
+
+@dataclass(frozen=True, slots=True)
+class Gang:
+    """A workload as the scheduler sees it."""
+
+    shape: GangShape
+    required: int | None
+    """An elastic gang: how many of its pods (the leader first) must start together."""
+    affinity: PodAffinity | None
+
+
+def gang_of(workload: Workload) -> Gang:
+    """The workload's gang, read from its stored request in the time its spec takes to read,
+    whatever its number of workers; its pods are named as its plan (domain/plan.py) names
+    them, in the same order."""
+    spec = WorkerSpec.model_validate(workload.request.get("spec") or {}, strict=False)
+    master = workload.request.get("masterSpec")
+    leader = leader_spec(
+        spec,
+        master_spec_same_as_worker=workload.request.get("masterSpecSameAsWorker"),
+        master_spec=None if master is None else MasterSpec.model_validate(master, strict=False),
+    )
+    framework = spec.distributed_framework or DistributedFramework.PYTORCH
+    workers = spec.num_workers or 1
+    role = LEADER_ROLE[framework]
+    first_worker = 1 if role is Role.WORKER else 0
+    leader_name = pod_name(workload.name, role, 0)
+    shape = GangShape(
+        (
+            PodGroup(pod_need(leader_name, leader), (leader_name,)),
+            PodGroup(
+                pod_need(pod_name(workload.name, Role.WORKER, first_worker), spec),
+                NumberedNames(f"{workload.name}-{Role.WORKER.value}-", first_worker, workers),
+            ),
+        )
+    )
+    # As the plan decides it: an elastic PyTorch gang starts with minReplicas pods.
+    elastic = framework is DistributedFramework.PYTORCH and (
+        spec.min_replicas is not None or spec.max_replicas is not None
+    )
+    minimum = (spec.min_replicas or spec.max_replicas) if elastic else None
+    required = None if minimum is None else max(1, min(minimum, workers + 1))
+    affinities = (s.pod_affinity for s in (leader, spec) if s.pod_affinity is not None)
+    affinity = next((a for a in affinities if a.key), None)
+    return Gang(shape, required, affinity)

@@ -81,6 +81,7 @@ def nodes(
                 gpus=tuple(devices),
                 labels=dict(node.labels),
                 taints=tuple(Taint(t.key, t.value, t.effect) for t in node.taints),
+                max_pods=node.max_pods,
             )
         )
     return result

@@ -1,0 +1,196 @@
+"""A gang described by its shape: groups of pods that ask alike (how many, and what each asks),
+so that whether it could ever fit is decided before a single per-pod object is made.
+
+A gang of a million workers is two groups (its leader and its workers), not a million pods.
+`never_fits` compares each group's count and requests with what the idle nodes offer — in
+total, and node by node (the most pods of that kind each node could hold, its `max_pods`
+included) — in time that depends on the number of nodes and groups only. A gang that passes
+has at most as many pods as the nodes could ever run at once (for each distinct pod spec), so
+placing it pod by pod (placement.py) costs no more than the cluster is large.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, replace
+from itertools import islice
+from typing import overload
+
+from lockstep.domain.cluster import Node
+from lockstep.scheduler.placement import (
+    ONE,
+    ZERO,
+    PodNeed,
+    Usage,
+    missing_in_total,
+    no_node_accepts,
+    pod_in_words,
+    size_of,
+    topology_groups,
+)
+from lockstep.schemas.pod import PodAffinity
+
+
+@dataclass(frozen=True, slots=True)
+class NumberedNames(Sequence[str]):
+    """`total` pod names `<prefix><index>`, indexes counting from `first`, none of them made
+    until asked for."""
+
+    prefix: str
+    first: int
+    total: int
+
+    def __len__(self) -> int:
+        return self.total
+
+    @overload
+    def __getitem__(self, index: int) -> str: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> NumberedNames: ...
+
+    def __getitem__(self, index: int | slice) -> str | NumberedNames:
+        indexes = range(self.first, self.first + self.total)
+        if isinstance(index, slice):
+            chosen = indexes[index]
+            if chosen.step != 1:
+                raise ValueError("only contiguous slices of pod names are supported")
+            return NumberedNames(self.prefix, chosen.start, len(chosen))
+        return f"{self.prefix}{indexes[index]}"
+
+    def __iter__(self) -> Iterator[str]:
+        return (f"{self.prefix}{i}" for i in range(self.first, self.first + self.total))
+
+
+@dataclass(frozen=True, slots=True)
+class PodGroup:
+    """Pods that each ask what `need` asks; `need.pod` is ignored (`names` name the pods)."""
+
+    need: PodNeed
+    names: Sequence[str]
+
+    @property
+    def count(self) -> int:
+        return len(self.names)
+
+    def pods(self) -> Iterator[PodNeed]:
+        return (replace(self.need, pod=name) for name in self.names)
+
+
+@dataclass(frozen=True, slots=True)
+class GangShape:
+    """Every pod of a gang as groups, in rank order (the leader first)."""
+
+    groups: tuple[PodGroup, ...]
+
+    @classmethod
+    def of(cls, needs: Sequence[PodNeed]) -> GangShape:
+        """A shape of pods given one by one (each its own group)."""
+        return cls(tuple(PodGroup(need, (need.pod,)) for need in needs))
+
+    @property
+    def size(self) -> int:
+        return sum(group.count for group in self.groups)
+
+    def first(self, count: int) -> GangShape:
+        """The shape of its first `count` pods."""
+        groups = []
+        for group in self.groups:
+            if count <= 0:
+                break
+            taken = min(count, group.count)
+            groups.append(PodGroup(group.need, group.names[:taken]))
+            count -= taken
+        return GangShape(tuple(groups))
+
+    def pods(self, limit: int | None = None) -> Iterator[PodNeed]:
+        """Its pods one by one, in rank order: the first `limit` only when given."""
+        every = (need for group in self.groups for need in group.pods())
+        return every if limit is None else islice(every, limit)
+
+
+def pod_room(nodes: Sequence[Node]) -> int:
+    """How many pods the nodes run at once, at most."""
+    return sum(max(node.max_pods, 0) for node in nodes)
+
+
+def most_pods(node: Node, need: PodNeed) -> int:
+    """How many pods asking `need` the node could hold were it idle."""
+    most = max(node.max_pods, 0)
+    if need.cpu > ZERO and need.cpu * most > node.cpu:
+        most = int(node.cpu / need.cpu)
+    if need.memory > ZERO and need.memory * most > node.memory:
+        most = int(node.memory / need.memory)
+    gpu = need.gpu
+    if gpu.devices and most:
+        if gpu.whole:
+            slots = len(node.gpus)
+        else:
+            slots = 0
+            for device in node.gpus:
+                share = gpu.share_of(device.memory)
+                if share is None:
+                    continue  # its memory is not known: no share of it can be measured
+                slots += most if share == ZERO else min(int(ONE / share), most)
+        most = min(most, slots // gpu.devices)
+    return max(most, 0)
+
+
+def never_fits(
+    nodes: Sequence[Node], shape: GangShape, *, affinity: PodAffinity | None = None
+) -> str | None:
+    """Why the gang could not fit even if every node were idle, judged from its shape; None
+    when it might (then placing it pod by pod decides, at a cost bounded by the cluster)."""
+    if not topology_groups(nodes, affinity):
+        key = affinity.key if affinity is not None else ""
+        return f"no node has the label {key} that the pod affinity requires"
+    groups = _alike(shape)
+    for group in groups:
+        if not group.need.selector.nodes(nodes):
+            return no_node_accepts(nodes, group.need, group.first)
+    idle = Usage(nodes)
+    seen: list[_Alike] = []
+    for group in groups:
+        selector = group.need.selector
+        if any(other.need.selector == selector for other in seen):
+            continue
+        seen.append(group)
+        together = [(g.need, g.count) for g in groups if g.need.selector == selector]
+        missing = missing_in_total(idle, together, selector.nodes(nodes), where=selector.where())
+        if missing:
+            return "; ".join(missing)
+    for group in groups:
+        accepting = group.need.selector.nodes(nodes)
+        most = sum(most_pods(node, group.need) for node in accepting)
+        if group.count > most:
+            return (
+                f"it asks {group.count} pods of {pod_in_words(group.need)} and the nodes"
+                f"{group.need.selector.where()} could hold at most {most}"
+            )
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class _Alike:
+    """Pods of a gang that ask the same: how many, and the first one's name (for messages)."""
+
+    need: PodNeed
+    count: int
+    first: str
+
+
+def _alike(shape: GangShape) -> list[_Alike]:
+    """The shape's groups with those asking the same merged (a leader running the workers'
+    spec joins them), the largest pods first, as placement tries them."""
+    merged: list[_Alike] = []
+    for group in shape.groups:
+        if group.count == 0:
+            continue
+        need = replace(group.need, pod="")
+        for i, other in enumerate(merged):
+            if other.need == need:
+                merged[i] = _Alike(need, other.count + group.count, other.first)
+                break
+        else:
+            merged.append(_Alike(need, group.count, group.names[0]))
+    return sorted(merged, key=lambda alike: size_of(alike.need), reverse=True)
