@@ -8,10 +8,10 @@ need the store (known project and cluster, free name).
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterator
 from decimal import Decimal
 
+from lockstep.domain.command_line import split_command_line
 from lockstep.domain.errors import Violation
 from lockstep.domain.plan import longest_pod_name_suffix
 from lockstep.domain.quantities import parse_quantity
@@ -146,7 +146,7 @@ def _check_pod_spec(path: str, spec: PodSpec) -> Iterator[Violation]:
     for field, text in (("command", spec.command), ("args", spec.args)):
         if text is not None:
             try:
-                shlex.split(text)
+                split_command_line(text)
             except ValueError as error:
                 yield Violation(f"{path}.{field}", f"must split as a shell would: {error}")
     if spec.compute is not None:
