@@ -7,9 +7,10 @@ from enum import StrEnum
 from typing import Any
 from uuid import UUID
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from lockstep.schemas.base import NonEmpty, ResponseModel, StringId, WireModel
+from lockstep.schemas.bounds import INT32_MAX, bounds_in
 from lockstep.schemas.compute import Compute
 from lockstep.schemas.pod import (
     Annotation,
@@ -60,8 +61,8 @@ class PodSpec(WireModel):
 
     annotations: list[Annotation] | None = None
     args: NonEmpty | None = None
-    auto_deletion_time_after_completion_seconds: int | None = None
-    backoff_limit: int | None = None
+    auto_deletion_time_after_completion_seconds: int | None = Field(default=None, le=INT32_MAX)
+    backoff_limit: int | None = Field(default=None, le=INT32_MAX)
     category: str | None = None
     command: NonEmpty | None = None
     compute: Compute | None = None
@@ -86,10 +87,20 @@ class PodSpec(WireModel):
     stdin: bool | None = None
     storage: Storage | None = None
     terminate_after_preemption: bool | None = None
-    termination_grace_period_seconds: int | None = Field(default=None, ge=0)
+    termination_grace_period_seconds: int | None = Field(default=None, ge=0, le=INT32_MAX)
     tolerations: list[Toleration] | None = None
     tty: bool | None = None
     working_dir: NonEmpty | None = None
+
+    @field_validator("command", "args")
+    @classmethod
+    def _within_the_command_length(cls, value: str | None, info: ValidationInfo) -> str | None:
+        bounds = bounds_in(info)
+        if value is not None and bounds is not None and len(value) > bounds.max_command_length:
+            raise ValueError(
+                f"must be at most {bounds.max_command_length} characters (this server's limit)"
+            )
+        return value
 
 
 _POD_SPEC_ALIASES = frozenset(field.alias or name for name, field in PodSpec.model_fields.items())
@@ -114,8 +125,18 @@ class WorkerSpec(PodSpec):
     min_replicas: int | None = None
     mpi_launcher_creation_policy: MpiLauncherCreationPolicy | None = None
     num_workers: int | None = Field(default=None, ge=1)
-    slots_per_worker: int | None = Field(default=None, ge=1)
+    slots_per_worker: int | None = Field(default=None, ge=1, le=INT32_MAX)
     ssh_auth_mount_path: str | None = None
+
+    @field_validator("num_workers", "min_replicas", "max_replicas")
+    @classmethod
+    def _within_the_workers(cls, value: int | None, info: ValidationInfo) -> int | None:
+        bounds = bounds_in(info)
+        if value is not None and bounds is not None and value > bounds.max_workers:
+            raise ValueError(
+                f"must be less than or equal to {bounds.max_workers} (this server's limit)"
+            )
+        return value
 
 
 class DistributedCreationRequest(WireModel):
