@@ -168,6 +168,42 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "spec.security.runAsGid",
         "greater than or equal to 0",
     ),
+    (
+        "image longer than the store keeps",
+        spec(image="i" * 1025),
+        "spec.image",
+        "at most 1024 characters",
+    ),
+    (
+        "category longer than the store keeps",
+        spec(category="c" * 256),
+        "spec.category",
+        "at most 255 characters",
+    ),
+    (
+        "priority class longer than the store keeps",
+        spec(priorityClass="p" * 256),
+        "spec.priorityClass",
+        "at most 255 characters",
+    ),
+    (
+        "external port out of range",
+        spec(ports=[{"container": 8080, "external": 2**31 - 1}]),
+        "spec.ports[0].external",
+        "less than or equal to 65535",
+    ),
+    (
+        "projectId past the store's ids",
+        top(projectId=str(2**31)),
+        "projectId",
+        f"no project has the id '{2**31}'",
+    ),
+    (
+        "projectId past 64 bits",
+        top(projectId="9" * 30),
+        "projectId",
+        "no project has the id",
+    ),
     ("NUL in the name", top(name="train\x00"), "name", "NUL character"),
     ("NUL in args", spec(args="-c '\x00'"), "spec.args", "NUL character"),
     (

@@ -228,6 +228,23 @@ def test_an_offset_past_64_bits_is_refused(
     assert rule in message
 
 
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/v1/org-unit/projects/{id}",
+        "/api/v1/org-unit/departments/{id}",
+        "/api/v1/org-unit/projects/{id}/secrets",
+        "/api/v1/org-unit/projects/{id}/configmaps/cfg",
+        "/api/v1/org-unit/projects/{id}/claims",
+    ],
+)
+@pytest.mark.parametrize("number", [2**31, 2**63, 10**30], ids=["32 bits", "64 bits", "more"])
+def test_an_id_past_the_stores_range_is_no_such_id(module_api: Api, path: str, number: int) -> None:
+    """Ids are the store's 32-bit keys: a larger one names nothing (it used to answer 500)."""
+    message = refusal(module_api.get(path.format(id=number)), 404)
+    assert f"has the id '{number}'" in message
+
+
 def test_the_largest_offset_answers_an_empty_page(api: Api) -> None:
     created = api.create(distributed(api.cluster_id(), name="paged", workers=1))
     largest = 2**63 - 1

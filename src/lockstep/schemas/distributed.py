@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
-from pydantic import Field, ValidationInfo, field_validator
+from pydantic import Field, StringConstraints, ValidationInfo, field_validator
 
 from lockstep.schemas.base import NonEmpty, ResponseModel, StringId, WireModel
 from lockstep.schemas.bounds import INT32_MAX, bounds_in
@@ -30,6 +30,11 @@ from lockstep.schemas.pod import (
 )
 from lockstep.schemas.security import Security
 from lockstep.schemas.storage import Storage
+
+StoredName = Annotated[str, StringConstraints(max_length=255)]
+"""A name the store keeps in a column of its own (the workload's category, priority class)."""
+Image = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
+"""An image reference, as long as the store keeps one for each pod."""
 
 DEFAULT_BACKOFF_LIMIT = 6
 DEFAULT_SLOTS_PER_WORKER = 1
@@ -63,13 +68,13 @@ class PodSpec(WireModel):
     args: NonEmpty | None = None
     auto_deletion_time_after_completion_seconds: int | None = Field(default=None, le=INT32_MAX)
     backoff_limit: int | None = Field(default=None, le=INT32_MAX)
-    category: str | None = None
+    category: StoredName | None = None
     command: NonEmpty | None = None
     compute: Compute | None = None
     create_home_dir: bool | None = None
     environment_variables: list[EnvironmentVariable] | None = None
     exposed_urls: list[ExposedUrl] | None = None
-    image: NonEmpty | None = None
+    image: Image | None = None
     image_pull_policy: ImagePullPolicy | None = None
     image_pull_secrets: list[ImagePullSecret] | None = None
     labels: list[Label] | None = None
@@ -79,7 +84,7 @@ class PodSpec(WireModel):
     pod_affinity: PodAffinity | None = None
     ports: list[Port] | None = None
     preemptibility: Preemptibility | None = None
-    priority_class: str | None = None
+    priority_class: StoredName | None = None
     probes: Probes | None = None
     related_urls: list[RelatedUrl] | None = None
     restart_policy: RestartPolicy | None = None

@@ -12,7 +12,6 @@ from lockstep.schemas.base import DnsLabel, NonEmpty, WireModel
 MetadataName = Annotated[str, StringConstraints(min_length=1, max_length=63)]
 ProbePath = Annotated[str, StringConstraints(pattern=r"^(/[a-zA-Z0-9\-_./]*)?$")]
 PortNumber = Annotated[int, Field(ge=1, le=65535)]
-Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
 
 
 class ImagePullPolicy(StrEnum):
@@ -127,7 +126,7 @@ class ImagePullSecret(WireModel):
 class Port(WireModel):
     container: PortNumber | None = None
     service_type: PortServiceType | None = None
-    external: Int32 | None = None
+    external: PortNumber | None = None
     tool_type: str | None = None
     tool_name: str | None = None
     name: NonEmpty | None = None
@@ -135,7 +134,7 @@ class Port(WireModel):
 
 
 class ExposedUrl(WireModel):
-    container: Int32 | None = None
+    container: PortNumber | None = None
     url: str | None = None
     authorization_type: AuthorizationType | None = None
     authorized_users: list[str] | None = None
