@@ -1,5 +1,6 @@
-"""The bounds a site may raise: checked by the schemas only when a request is parsed under them
-(the server's parse), each set by its `LOCKSTEP_MAX_*` variable or `lockstep serve` flag; and
+"""The bounds of a request: checked by the schemas only when a request is parsed under them (the
+server's parse of what it is asked, never of what it stored), the site's own each set by its
+`LOCKSTEP_MAX_*` variable or `lockstep serve` flag; and
 the body-size middleware, which refuses a streamed body once it passes the limit without
 reading the rest of it."""
 
@@ -18,7 +19,7 @@ from lockstep.api.body_size import BodySizeLimit
 from lockstep.cli.main import app
 from lockstep.config import Settings
 from lockstep.schemas.bounds import RequestBounds
-from lockstep.schemas.distributed import DistributedCreationRequest
+from lockstep.schemas.distributed import DistributedCreationRequest, WorkerSpec
 
 REQUEST: dict[str, Any] = {
     "name": "train",
@@ -38,6 +39,32 @@ def test_the_schemas_hold_a_request_to_the_bounds_only_under_them() -> None:
     long_args = orjson.dumps({**REQUEST, "spec": {**REQUEST["spec"], "args": "xy"}})
     with pytest.raises(ValidationError, match="at most 1 characters"):
         DistributedCreationRequest.model_validate_json(long_args, context=roomy)
+
+
+def test_the_bounds_are_on_what_is_asked_not_on_what_is_stored() -> None:
+    """A workload stored before a limit was lowered (or by an older lockstep) reads back."""
+    stored = {
+        "distributedFramework": "PyTorch",
+        "numWorkers": 5000,
+        "image": "i" * 2000,
+        "args": "x" * 20_000,
+        "backoffLimit": 2**40,
+        "category": "c" * 300,
+        "ports": [{"container": 80, "external": 70_000}],
+        "security": {"runAsUid": -1},
+    }
+    assert WorkerSpec.model_validate(stored, strict=False).num_workers == 5000
+    with pytest.raises(ValidationError) as caught:
+        WorkerSpec.model_validate(stored, strict=False, context=RequestBounds().context())
+    assert {".".join(map(str, error["loc"])) for error in caught.value.errors()} == {
+        "numWorkers",
+        "image",
+        "args",
+        "backoffLimit",
+        "category",
+        "ports.0.external",
+        "security.runAsUid",
+    }
 
 
 def test_numbers_of_a_request_built_in_python_are_finite() -> None:

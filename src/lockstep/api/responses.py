@@ -17,9 +17,9 @@ from lockstep.schemas.bounds import RequestBounds
 M = TypeVar("M", bound=BaseModel)
 
 ACCEPTED = {"code": 202, "message": "Request has been accepted."}
-LARGE_BODY_BYTES = 64 * 1024
-"""A body larger than this is checked and parsed on a worker thread; a smaller one, in
-microseconds, on the event loop (a hop to a thread would cost more)."""
+LARGE_BODY_BYTES = 16 * 1024
+"""A body larger than this is checked and parsed on a worker thread (a millisecond or more of
+work); a smaller one on the event loop, in less time than a hop to a thread costs."""
 
 
 def json_response(body: Any, status: int = 200) -> Response:

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Any
 from uuid import UUID
 
-from pydantic import Field, StringConstraints, ValidationInfo, field_validator
+from pydantic import Field
 
 from lockstep.schemas.base import NonEmpty, ResponseModel, StringId, WireModel
-from lockstep.schemas.bounds import INT32_MAX, bounds_in
+from lockstep.schemas.bounds import CommandLine, Count32, Image, StoredName, WorkerCount
 from lockstep.schemas.compute import Compute
 from lockstep.schemas.pod import (
     Annotation,
@@ -30,11 +30,6 @@ from lockstep.schemas.pod import (
 )
 from lockstep.schemas.security import Security
 from lockstep.schemas.storage import Storage
-
-StoredName = Annotated[str, StringConstraints(max_length=255)]
-"""A name the store keeps in a column of its own (the workload's category, priority class)."""
-Image = Annotated[str, StringConstraints(min_length=1, max_length=1024)]
-"""An image reference, as long as the store keeps one for each pod."""
 
 DEFAULT_BACKOFF_LIMIT = 6
 DEFAULT_SLOTS_PER_WORKER = 1
@@ -65,11 +60,11 @@ class PodSpec(WireModel):
     that is not about the distributed topology."""
 
     annotations: list[Annotation] | None = None
-    args: NonEmpty | None = None
-    auto_deletion_time_after_completion_seconds: int | None = Field(default=None, le=INT32_MAX)
-    backoff_limit: int | None = Field(default=None, le=INT32_MAX)
+    args: CommandLine | None = None
+    auto_deletion_time_after_completion_seconds: Count32 | None = None
+    backoff_limit: Count32 | None = None
     category: StoredName | None = None
-    command: NonEmpty | None = None
+    command: CommandLine | None = None
     compute: Compute | None = None
     create_home_dir: bool | None = None
     environment_variables: list[EnvironmentVariable] | None = None
@@ -92,20 +87,10 @@ class PodSpec(WireModel):
     stdin: bool | None = None
     storage: Storage | None = None
     terminate_after_preemption: bool | None = None
-    termination_grace_period_seconds: int | None = Field(default=None, ge=0, le=INT32_MAX)
+    termination_grace_period_seconds: Count32 | None = Field(default=None, ge=0)
     tolerations: list[Toleration] | None = None
     tty: bool | None = None
     working_dir: NonEmpty | None = None
-
-    @field_validator("command", "args")
-    @classmethod
-    def _within_the_command_length(cls, value: str | None, info: ValidationInfo) -> str | None:
-        bounds = bounds_in(info)
-        if value is not None and bounds is not None and len(value) > bounds.max_command_length:
-            raise ValueError(
-                f"must be at most {bounds.max_command_length} characters (this server's limit)"
-            )
-        return value
 
 
 _POD_SPEC_ALIASES = frozenset(field.alias or name for name, field in PodSpec.model_fields.items())
@@ -126,22 +111,12 @@ class WorkerSpec(PodSpec):
 
     clean_pod_policy: CleanPodPolicy | None = None
     distributed_framework: DistributedFramework | None = None
-    max_replicas: int | None = None
-    min_replicas: int | None = None
+    max_replicas: WorkerCount | None = None
+    min_replicas: WorkerCount | None = None
     mpi_launcher_creation_policy: MpiLauncherCreationPolicy | None = None
-    num_workers: int | None = Field(default=None, ge=1)
-    slots_per_worker: int | None = Field(default=None, ge=1, le=INT32_MAX)
+    num_workers: WorkerCount | None = Field(default=None, ge=1)
+    slots_per_worker: Count32 | None = Field(default=None, ge=1)
     ssh_auth_mount_path: str | None = None
-
-    @field_validator("num_workers", "min_replicas", "max_replicas")
-    @classmethod
-    def _within_the_workers(cls, value: int | None, info: ValidationInfo) -> int | None:
-        bounds = bounds_in(info)
-        if value is not None and bounds is not None and value > bounds.max_workers:
-            raise ValueError(
-                f"must be less than or equal to {bounds.max_workers} (this server's limit)"
-            )
-        return value
 
 
 class DistributedCreationRequest(WireModel):

@@ -8,10 +8,12 @@ from typing import Annotated
 from pydantic import Field, StringConstraints
 
 from lockstep.schemas.base import DnsLabel, NonEmpty, WireModel
+from lockstep.schemas.bounds import PORT_RANGE
 
 MetadataName = Annotated[str, StringConstraints(min_length=1, max_length=63)]
 ProbePath = Annotated[str, StringConstraints(pattern=r"^(/[a-zA-Z0-9\-_./]*)?$")]
 PortNumber = Annotated[int, Field(ge=1, le=65535)]
+Int32 = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
 
 
 class ImagePullPolicy(StrEnum):
@@ -126,7 +128,7 @@ class ImagePullSecret(WireModel):
 class Port(WireModel):
     container: PortNumber | None = None
     service_type: PortServiceType | None = None
-    external: PortNumber | None = None
+    external: Annotated[Int32, PORT_RANGE] | None = None
     tool_type: str | None = None
     tool_name: str | None = None
     name: NonEmpty | None = None
@@ -134,7 +136,7 @@ class Port(WireModel):
 
 
 class ExposedUrl(WireModel):
-    container: PortNumber | None = None
+    container: Annotated[Int32, PORT_RANGE] | None = None
     url: str | None = None
     authorization_type: AuthorizationType | None = None
     authorized_users: list[str] | None = None
