@@ -163,6 +163,12 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "less than or equal to 2147483647",
     ),
     (
+        "supplemental group past Kubernetes' range",
+        spec(security={"supplementalGroups": "2, 99999999999999999999999"}),
+        "spec.security.supplementalGroups",
+        "each group id must be less than or equal to 2147483647",
+    ),
+    (
         "negative gid",
         spec(security={"runAsGid": -1}),
         "spec.security.runAsGid",
