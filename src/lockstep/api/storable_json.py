@@ -13,17 +13,29 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from collections.abc import Iterator
 from typing import Any
 
 from lockstep.domain.errors import InvalidRequest, Violation
 from lockstep.schemas.bounds import INT64_MAX, INT64_MIN, INT64_RULE
 
-_SUSPECT = re.compile(rb"\\u0000|[0-9]{19}|[eE][-+]?[0-9]{3}|NaN|Infinity")
-"""What any value breaking a rule needs in the raw text: an escaped NUL (a raw one is not
-JSON), an integer of 19 digits or more, an exponent of three digits or more (or a mantissa
-of 19 digits or more) for a float beyond the finite, or a non-standard constant."""
+_SUSPECT_TEXT = (b"\\u0000", b"NaN", b"Infinity")
+"""Text a value breaking a rule may need: an escaped NUL (a raw one is not JSON) or a
+non-standard constant."""
+
+
+def _shape_of(byte: int) -> int:
+    character = bytes([byte])
+    if character.isdigit():
+        return ord("0")
+    return ord({b"e": "e", b"E": "e", b"+": "+", b"-": "+"}.get(character, "."))
+
+
+_SHAPE = bytes(_shape_of(byte) for byte in range(256))
+"""The shape of a body's bytes: each digit as 0, each exponent mark as e, each sign as +."""
+_SUSPECT_SHAPES = (b"0" * 19, b"e000", b"e+000")
+"""Numbers a value breaking a rule may need: 19 digits in a row (an integer past 64 bits, or a
+float's mantissa beyond the finite) or an exponent of three digits or more."""
 
 _LONGEST_INT64 = len(str(INT64_MIN))
 NUL_RULE = "must not contain a NUL character (\\u0000): it cannot be stored"
@@ -47,7 +59,7 @@ def _integer(text: str) -> int | _OutOfRange:
 def check_storable(body: bytes) -> None:
     """`InvalidRequest` naming every value of the JSON `body` that cannot be stored. A body
     that is not JSON passes: its schema says so."""
-    if not _SUSPECT.search(body):
+    if not _suspect(body):
         return
     try:
         document = json.loads(body, parse_int=_integer)
@@ -56,6 +68,15 @@ def check_storable(body: bytes) -> None:
     violations = list(_violations(document))
     if violations:
         raise InvalidRequest(violations)
+
+
+def _suspect(body: bytes) -> bool:
+    """Whether `body` may hold a value that cannot be stored: a scan of its raw bytes, in C,
+    that finds nearly every body clean without parsing it."""
+    if any(text in body for text in _SUSPECT_TEXT):
+        return True
+    shape = body.translate(_SHAPE)
+    return any(pattern in shape for pattern in _SUSPECT_SHAPES)
 
 
 def _violations(document: Any) -> Iterator[Violation]:
