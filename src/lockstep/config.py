@@ -17,6 +17,12 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 from lockstep.domain.cluster import DEFAULT_MAX_PODS
 from lockstep.domain.pod_security import AllowedHostPath
 from lockstep.domain.quantities import parse_quantity
+from lockstep.schemas.bounds import (
+    DEFAULT_MAX_COMMAND_LENGTH,
+    DEFAULT_MAX_REQUEST_BYTES,
+    DEFAULT_MAX_WORKERS,
+    RequestBounds,
+)
 
 MAX_PODS_PER_NODE = 10_000
 """The most `max_pods` a node may be given: what the scheduler places pod by pod is bounded
@@ -178,6 +184,13 @@ class Settings(BaseSettings):
     """The IngressClass of exposed URLs; unset: the cluster's default."""
     log_level: str = "info"
     log_format: LogFormat = LogFormat.AUTO
+    max_request_bytes: int = Field(default=DEFAULT_MAX_REQUEST_BYTES, ge=1024)
+    """A request body larger than this is refused (413)."""
+    max_workers: int = Field(default=DEFAULT_MAX_WORKERS, ge=1)
+    """The most workers a workload may have (numWorkers, minReplicas, maxReplicas), so at
+    most this many pods plus its master."""
+    max_command_length: int = Field(default=DEFAULT_MAX_COMMAND_LENGTH, ge=1)
+    """The most characters of a pod's `command`, and of its `args`."""
 
     @field_validator("data_dir")
     @classmethod
@@ -216,6 +229,15 @@ class Settings(BaseSettings):
         """`pod_user` as uid, gid and supplementary groups (a name's groups from this
         machine's user database); None when unset."""
         return None if self.pod_user is None else user_ids(self.pod_user)
+
+    @property
+    def request_bounds(self) -> RequestBounds:
+        """The bounds of what a request may hold (schemas/bounds.py)."""
+        return RequestBounds(
+            max_request_bytes=self.max_request_bytes,
+            max_workers=self.max_workers,
+            max_command_length=self.max_command_length,
+        )
 
     @property
     def resolved_database_url(self) -> str:

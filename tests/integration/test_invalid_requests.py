@@ -1,9 +1,12 @@
 """Bad input: each invalid creation request is answered 400 in the Run:ai error body, with a
-message naming the field and the rule, and nothing is stored."""
+message naming the field and the rule, and nothing is stored. Among them the bounds that keep a
+request from hurting the server: the server's limits on workers and on command lines, numbers
+the store cannot hold (past 64 bits, not finite) and NUL characters."""
 
 from __future__ import annotations
 
 import copy
+import json
 import uuid
 from collections.abc import Callable
 from typing import Any
@@ -92,6 +95,135 @@ CASES: list[tuple[str, Mutation, str, str]] = [
     ("numWorkers missing", drop("spec", "numWorkers"), "spec.numWorkers", "required"),
     ("numWorkers zero", spec(numWorkers=0), "spec.numWorkers", "greater than or equal to 1"),
     ("numWorkers as string", spec(numWorkers="2"), "spec.numWorkers", "valid integer"),
+    (
+        "numWorkers above the server's limit",
+        spec(numWorkers=1001),
+        "spec.numWorkers",
+        "less than or equal to 1000",
+    ),
+    (
+        "numWorkers of a billion",
+        spec(numWorkers=1_000_000_000),
+        "spec.numWorkers",
+        "less than or equal to 1000",
+    ),
+    (
+        "maxReplicas above the server's limit",
+        spec(numWorkers=2, minReplicas=1, maxReplicas=5000),
+        "spec.maxReplicas",
+        "less than or equal to 1000",
+    ),
+    (
+        "args longer than Run:ai's limit",
+        spec(args="x" * 10_001),
+        "spec.args",
+        "at most 10000 characters",
+    ),
+    (
+        "command longer than Run:ai's limit",
+        spec(command="x" * 10_001),
+        "spec.command",
+        "at most 10000 characters",
+    ),
+    (
+        "master args longer than Run:ai's limit",
+        top(masterSpecSameAsWorker=False, masterSpec={"image": "x", "args": "y" * 10_001}),
+        "masterSpec.args",
+        "at most 10000 characters",
+    ),
+    ("args that do not split", spec(args="-c 'unclosed"), "spec.args", "No closing quotation"),
+    (
+        "numWorkers past 64 bits",
+        spec(numWorkers=2**63),
+        "spec.numWorkers",
+        "signed 64-bit integer",
+    ),
+    (
+        "backoffLimit below 64 bits",
+        spec(backoffLimit=-(2**63) - 1),
+        "spec.backoffLimit",
+        "signed 64-bit integer",
+    ),
+    (
+        "grace period of centuries",
+        spec(terminationGracePeriodSeconds=2**40),
+        "spec.terminationGracePeriodSeconds",
+        "less than or equal to 2147483647",
+    ),
+    (
+        "auto deletion after centuries",
+        spec(autoDeletionTimeAfterCompletionSeconds=2**40),
+        "spec.autoDeletionTimeAfterCompletionSeconds",
+        "less than or equal to 2147483647",
+    ),
+    (
+        "uid past Kubernetes' range",
+        spec(security={"runAsUid": 2**31}),
+        "spec.security.runAsUid",
+        "less than or equal to 2147483647",
+    ),
+    (
+        "supplemental group past Kubernetes' range",
+        spec(security={"supplementalGroups": "2, 99999999999999999999999"}),
+        "spec.security.supplementalGroups",
+        "each group id must be less than or equal to 2147483647",
+    ),
+    (
+        "negative gid",
+        spec(security={"runAsGid": -1}),
+        "spec.security.runAsGid",
+        "greater than or equal to 0",
+    ),
+    (
+        "image longer than the store keeps",
+        spec(image="i" * 1025),
+        "spec.image",
+        "at most 1024 characters",
+    ),
+    (
+        "category longer than the store keeps",
+        spec(category="c" * 256),
+        "spec.category",
+        "at most 255 characters",
+    ),
+    (
+        "priority class longer than the store keeps",
+        spec(priorityClass="p" * 256),
+        "spec.priorityClass",
+        "at most 255 characters",
+    ),
+    (
+        "external port out of range",
+        spec(ports=[{"container": 8080, "external": 2**31 - 1}]),
+        "spec.ports[0].external",
+        "less than or equal to 65535",
+    ),
+    (
+        "projectId past the store's ids",
+        top(projectId=str(2**31)),
+        "projectId",
+        f"no project has the id '{2**31}'",
+    ),
+    (
+        "projectId past 64 bits",
+        top(projectId="9" * 30),
+        "projectId",
+        "no project has the id",
+    ),
+    ("NUL in the name", top(name="train\x00"), "name", "NUL character"),
+    ("NUL in args", spec(args="-c '\x00'"), "spec.args", "NUL character"),
+    (
+        "NUL in an environment variable",
+        spec(environmentVariables=[{"name": "A", "value": "a\x00b"}]),
+        "spec.environmentVariables[0].value",
+        "NUL character",
+    ),
+    (
+        "NUL in a label's key",
+        spec(labels=[{"name": "a\x00", "value": "b"}]),
+        "spec.labels[0].name",
+        "NUL character",
+    ),
     ("image missing", drop("spec", "image"), "spec.image", "required"),
     ("unknown spec field", spec(gpuDeviceRequest=1), "spec.gpuDeviceRequest", "not a known field"),
     (
@@ -354,6 +486,53 @@ def test_invalid_request_is_refused_and_nothing_stored(
     message = error["message"] + "\n" + error.get("details", "")
     assert f"{field}: " in message, (case, message)
     assert rule in message, (case, message)
+    assert module_api.get("/api/v1/workloads/count").json()["count"] == before
+
+
+RAW_NUMBERS = [
+    ("1e400", "must be a finite number"),
+    ("-1e400", "must be a finite number"),
+    ("NaN", "must be a finite number"),
+    ("Infinity", "must be a finite number"),
+    ("-Infinity", "must be a finite number"),
+    (str(2**63), "signed 64-bit integer"),
+    (str(-(2**63) - 1), "signed 64-bit integer"),
+    ("9" * 5000, "signed 64-bit integer"),
+    ("1" + "0" * 400 + ".5", "must be a finite number"),
+]
+
+
+@pytest.mark.parametrize(("number", "rule"), RAW_NUMBERS, ids=[n[:12] for n, _ in RAW_NUMBERS])
+@pytest.mark.parametrize(
+    ("where", "field"),
+    [
+        (("spec", "compute", "cpuCoreRequest"), "spec.compute.cpuCoreRequest"),
+        (("spec", "numWorkers"), "spec.numWorkers"),
+        (("spec", "ports"), "spec.ports[0]"),
+    ],
+    ids=["float field", "integer field", "in a list"],
+)
+def test_a_number_that_cannot_be_stored_is_refused(
+    module_api: Api, number: str, rule: str, where: tuple[str, ...], field: str
+) -> None:
+    """Written into the JSON text as is: these are not numbers Python's encoder writes."""
+    body = distributed(module_api.cluster_id(), name=f"case-{uuid.uuid4().hex[:8]}")
+    node = body
+    for key in where[:-1]:
+        node = node.setdefault(key, {})
+    node[where[-1]] = ["@number@"] if field.endswith("[0]") else "@number@"
+    text = json.dumps(body).replace('"@number@"', number)
+    before = module_api.get("/api/v1/workloads/count").json()["count"]
+    response = module_api.post(
+        "/api/v1/workloads/distributed",
+        content=text,
+        headers={"Content-Type": "application/json"},
+    )
+    assert response.status_code == 400, response.text
+    error = response.json()
+    assert error["code"] == 400
+    assert error["message"].startswith(f"{field}: "), error
+    assert rule in error["message"], error
     assert module_api.get("/api/v1/workloads/count").json()["count"] == before
 
 

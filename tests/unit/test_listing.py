@@ -1,6 +1,6 @@
 """`filterBy`, paging and in-memory matching (domain/listing.py): the eight Run:ai operators,
-comma-joined expressions, values holding commas, errors that name `filterBy`, offset/limit
-bounds and how each operator compares strings, numbers and dates."""
+comma-joined expressions, values holding commas, errors that name `filterBy`, at most 100
+clauses, offset/limit bounds and how each operator compares strings, numbers and dates."""
 
 from __future__ import annotations
 
@@ -125,6 +125,20 @@ def test_every_bad_expression_is_reported_at_once() -> None:
     assert "'bogus'" in rules(caught.value)[1][1]
 
 
+def test_at_most_a_hundred_clauses_across_every_filter_by() -> None:
+    assert len(parse(*["name!=a"] * 60, ",".join(["gpus>=1"] * 40))) == 100
+    with pytest.raises(InvalidRequest) as caught:
+        parse(*["name!=a"] * 60, ",".join(["gpus>=1"] * 41))
+    assert rules(caught.value) == [("filterBy", "must hold at most 100 clauses, not 101")]
+
+
+def test_a_value_of_many_commas_is_one_clause_split_in_linear_time() -> None:
+    # Joining each piece onto the value before it, as pieces arrived, was quadratic: this
+    # took over a minute. No timing is asserted.
+    (only,) = parse("name==x" + ",y" * 1_000_000)
+    assert only.value == "x" + ",y" * 1_000_000
+
+
 # --- check_paging ---------------------------------------------------------------------------
 
 
@@ -152,7 +166,17 @@ def test_negative_offset() -> None:
     assert rules(caught.value) == [("offset", "must be greater than or equal to 0")]
 
 
-@pytest.mark.parametrize("limit", [0, -5, MAX_LIMIT + 1])
+def test_an_offset_fits_a_signed_64_bit_integer() -> None:
+    assert check_paging(2**63 - 1, None) == (2**63 - 1, DEFAULT_LIMIT)
+    for offset in (2**63, 10**40):
+        with pytest.raises(InvalidRequest) as caught:
+            check_paging(offset, None)
+        assert rules(caught.value) == [
+            ("offset", "must be less than or equal to 9223372036854775807")
+        ]
+
+
+@pytest.mark.parametrize("limit", [0, -5, MAX_LIMIT + 1, 2**64])
 def test_limit_out_of_range(limit: int) -> None:
     with pytest.raises(InvalidRequest) as caught:
         check_paging(None, limit)

@@ -8,12 +8,13 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
-from fastapi import FastAPI
+from fastapi import Depends, FastAPI
 
 from lockstep import __version__
 from lockstep.api import errors
+from lockstep.api.body_size import BodySizeLimit
 from lockstep.api.calls import Calls
-from lockstep.api.deps import Services
+from lockstep.api.deps import Services, no_nul_in_url
 from lockstep.api.routes import (
     claims,
     distributed,
@@ -83,7 +84,9 @@ def create_app(
         docs_url=None,
         redoc_url=None,
         openapi_url=None,
+        dependencies=[Depends(no_nul_in_url)],
     )
+    app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     app.state.services = Services(
         workloads=WorkloadService(
             core.database,
@@ -116,6 +119,7 @@ def create_app(
         public_host=settings.public_host,
         clock=clock,
         version=__version__,
+        bounds=settings.request_bounds,
     )
     app.state.bootstrap = created
     app.state.settings = settings

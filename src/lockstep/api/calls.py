@@ -5,7 +5,8 @@ the event loop — a hop to a worker thread would cost more than the call, and e
 contends for the interpreter lock. A durable write's fsync is deferred to a group commit
 (store/group_commit.py): the call awaits it without holding the loop, so requests arriving
 meanwhile proceed and share the next fsync. With PostgreSQL each call waits on the network, so
-store calls run on worker threads. CPU-heavy work (verifying a secret) always runs on a thread.
+store calls run on worker threads. CPU-heavy work (verifying a secret, checking a large
+request) always runs on a thread.
 """
 
 from __future__ import annotations
@@ -34,6 +35,18 @@ class Calls:
             return await to_thread.run_sync(functools.partial(function, *args, **kwargs))
         before = self._database.deferred_commits
         result = function(*args, **kwargs)
+        after = self._database.deferred_commits
+        if after != before:
+            await self._durable(after)
+        return result
+
+    async def store_off_loop(
+        self, function: Callable[P, T], *args: P.args, **kwargs: P.kwargs
+    ) -> T:
+        """A store call with heavy work of its own (checking a large request): on a worker
+        thread whatever the store; returns once its writes are durable."""
+        before = self._database.deferred_commits
+        result = await to_thread.run_sync(functools.partial(function, *args, **kwargs))
         after = self._database.deferred_commits
         if after != before:
             await self._durable(after)

@@ -1,4 +1,5 @@
-"""Request dependencies: the services built by `create_app`, the caller, the raw body."""
+"""Request dependencies: the services built by `create_app`, the caller, the raw body (checked
+storable), and the check every request's path and query pass (no NUL characters)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,19 @@ from dataclasses import dataclass
 from typing import Annotated
 from uuid import UUID
 
+from anyio import to_thread
 from fastapi import Depends, Path, Request
 
 from lockstep.api.calls import Calls
+from lockstep.api.responses import LARGE_BODY_BYTES
+from lockstep.api.storable_json import NUL_RULE, check_storable
 from lockstep.auth.tokens import Principal, TokenAuthority
 from lockstep.config import RuntimeKind
 from lockstep.domain.clock import Clock
-from lockstep.domain.errors import Unauthenticated
+from lockstep.domain.errors import InvalidRequest, Unauthenticated, Violation
 from lockstep.rendering import Renderer
 from lockstep.runtimes.base import PodLogs
+from lockstep.schemas.bounds import RequestBounds
 from lockstep.services.claims import ClaimService
 from lockstep.services.identity import IdentityService
 from lockstep.services.nodes import NodeService
@@ -46,6 +51,8 @@ class Services:
     public_host: str
     clock: Clock
     version: str
+    bounds: RequestBounds
+    """What a request may hold (LOCKSTEP_MAX_*)."""
 
 
 async def _services(request: Request) -> Services:
@@ -65,7 +72,31 @@ async def _caller(request: Request) -> Principal:
 
 
 async def _body(request: Request) -> bytes:
-    return await request.body()
+    """The body, every value of it storable (api/storable_json.py): checked on a worker thread
+    when it is large, so that no request holds the event loop for long."""
+    body = await request.body()
+    if len(body) > LARGE_BODY_BYTES:
+        await to_thread.run_sync(check_storable, body)
+    else:
+        check_storable(body)
+    return body
+
+
+async def no_nul_in_url(request: Request) -> None:
+    """Refuse NUL characters in the path's parameters and in the query (names and values),
+    naming each: PostgreSQL cannot store or compare them."""
+    violations = [
+        Violation(name, NUL_RULE)
+        for name, value in request.path_params.items()
+        if "\x00" in str(value)
+    ]
+    for name, value in request.query_params.multi_items():
+        if "\x00" in name:
+            violations.append(Violation("query", f"parameter {name!r}: {NUL_RULE}"))
+        elif "\x00" in value:
+            violations.append(Violation(name, NUL_RULE))
+    if violations:
+        raise InvalidRequest(violations)
 
 
 ServicesDep = Annotated[Services, Depends(_services)]

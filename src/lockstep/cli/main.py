@@ -66,6 +66,18 @@ def serve(
             help="URL of the store; SQLite in the data dir if unset [LOCKSTEP_DATABASE_URL]."
         ),
     ] = None,
+    *,
+    max_request_bytes: Annotated[
+        int | None,
+        typer.Option(help="Largest request body accepted [LOCKSTEP_MAX_REQUEST_BYTES]."),
+    ] = None,
+    max_workers: Annotated[
+        int | None, typer.Option(help="Most workers of a workload [LOCKSTEP_MAX_WORKERS].")
+    ] = None,
+    max_command_length: Annotated[
+        int | None,
+        typer.Option(help="Longest command, and args, of a pod [LOCKSTEP_MAX_COMMAND_LENGTH]."),
+    ] = None,
     access_log: Annotated[bool, typer.Option(help="Log every request.")] = False,
 ) -> None:
     """Run the API, the reconciler and the local runtime in one process."""
@@ -73,7 +85,15 @@ def serve(
     from lockstep.cli.settings import settings_from
 
     run_server(
-        settings_from(host=host, port=port, data_dir=data_dir, database_url=database_url),
+        settings_from(
+            host=host,
+            port=port,
+            data_dir=data_dir,
+            database_url=database_url,
+            max_request_bytes=max_request_bytes,
+            max_workers=max_workers,
+            max_command_length=max_command_length,
+        ),
         access_log=access_log,
     )
 

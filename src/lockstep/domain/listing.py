@@ -1,6 +1,7 @@
 """Queries over collections: `filterBy` expressions, sorting, search and paging.
 
-Parsing is pure and shared by every list endpoint; the store turns a `ListQuery` into SQL.
+Parsing is pure, linear in the query's length and shared by every list endpoint; the store
+turns a `ListQuery` into SQL.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from typing import Any
 
 from lockstep.domain.clock import iso, parse_moment
 from lockstep.domain.errors import InvalidRequest, Violation
+from lockstep.schemas.bounds import INT64_MAX, MAX_FILTER_CLAUSES
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -64,51 +66,58 @@ class ListQuery:
 
 
 def parse_filters(expressions: list[str], *, allowed: frozenset[str]) -> tuple[Filter, ...]:
-    """Parse `filterBy` values (each may hold several comma-separated expressions)."""
+    """Parse `filterBy` values (each may hold several comma-separated expressions), at most
+    `MAX_FILTER_CLAUSES` in all."""
+    clauses = [clause for raw in expressions for clause in _split(raw)]
+    if len(clauses) > MAX_FILTER_CLAUSES:
+        raise InvalidRequest.of(
+            "filterBy", f"must hold at most {MAX_FILTER_CLAUSES} clauses, not {len(clauses)}"
+        )
     filters: list[Filter] = []
     violations: list[Violation] = []
-    for raw in expressions:
-        for expression in _split(raw):
-            match = _EXPRESSION.fullmatch(expression)
-            if match is None:
-                violations.append(
-                    Violation(
-                        "filterBy",
-                        f"{expression!r} is not <field><operator><value> with an operator "
-                        "among ==, !=, <=, >=, =@, !@, =^, =$",
-                    )
+    for expression in clauses:
+        match = _EXPRESSION.fullmatch(expression)
+        if match is None:
+            violations.append(
+                Violation(
+                    "filterBy",
+                    f"{expression!r} is not <field><operator><value> with an operator "
+                    "among ==, !=, <=, >=, =@, !@, =^, =$",
                 )
-                continue
-            if match["field"] not in allowed:
-                violations.append(
-                    Violation(
-                        "filterBy",
-                        f"cannot filter on {match['field']!r}; "
-                        f"fields: {', '.join(sorted(allowed))}",
-                    )
+            )
+            continue
+        if match["field"] not in allowed:
+            violations.append(
+                Violation(
+                    "filterBy",
+                    f"cannot filter on {match['field']!r}; fields: {', '.join(sorted(allowed))}",
                 )
-                continue
-            filters.append(Filter(match["field"], Operator(match["op"]), match["value"]))
+            )
+            continue
+        filters.append(Filter(match["field"], Operator(match["op"]), match["value"]))
     if violations:
         raise InvalidRequest(violations)
     return tuple(filters)
 
 
 def _split(raw: str) -> list[str]:
-    """`filterBy` is sent with explode=false: `a==1,b!=2` holds two expressions."""
-    parts: list[str] = []
+    """`filterBy` is sent with explode=false: `a==1,b!=2` holds two expressions; a piece that
+    does not start one (`b` in `name=@a,b`) belongs to the value before it."""
+    parts: list[list[str]] = []
     for piece in raw.split(","):
         if parts and not _EXPRESSION.match(piece):
-            parts[-1] = f"{parts[-1]},{piece}"
+            parts[-1].append(piece)
         else:
-            parts.append(piece)
-    return [part for part in parts if part]
+            parts.append([piece])
+    return [part for part in (",".join(pieces) for pieces in parts) if part]
 
 
 def check_paging(offset: int | None, limit: int | None) -> tuple[int, int]:
     """Validated offset and limit with their defaults."""
     if offset is not None and offset < 0:
         raise InvalidRequest.of("offset", "must be greater than or equal to 0")
+    if offset is not None and offset > INT64_MAX:
+        raise InvalidRequest.of("offset", f"must be less than or equal to {INT64_MAX}")
     if limit is not None and not 1 <= limit <= MAX_LIMIT:
         raise InvalidRequest.of("limit", f"must be between 1 and {MAX_LIMIT}")
     return offset or 0, limit or DEFAULT_LIMIT

@@ -8,14 +8,15 @@ need the store (known project and cluster, free name).
 from __future__ import annotations
 
 import re
-import shlex
 from collections.abc import Iterator
 from decimal import Decimal
 
+from lockstep.domain.command_line import split_command_line
 from lockstep.domain.errors import Violation
 from lockstep.domain.plan import longest_pod_name_suffix
 from lockstep.domain.quantities import parse_quantity
 from lockstep.schemas.base import WireModel, is_dns_label
+from lockstep.schemas.bounds import INT32_MAX
 from lockstep.schemas.compute import Compute, GpuRequestType
 from lockstep.schemas.distributed import (
     DEFAULT_SLOTS_PER_WORKER,
@@ -27,6 +28,7 @@ from lockstep.schemas.distributed import (
     pod_wire,
 )
 from lockstep.schemas.pod import MatchExpressionOperator, TolerationOperator
+from lockstep.schemas.security import Security
 from lockstep.schemas.storage import Storage
 
 NAME_SUFFIX_LENGTH = 6
@@ -146,7 +148,7 @@ def _check_pod_spec(path: str, spec: PodSpec) -> Iterator[Violation]:
     for field, text in (("command", spec.command), ("args", spec.args)):
         if text is not None:
             try:
-                shlex.split(text)
+                split_command_line(text)
             except ValueError as error:
                 yield Violation(f"{path}.{field}", f"must split as a shell would: {error}")
     if spec.compute is not None:
@@ -214,14 +216,22 @@ def _check_pod_spec(path: str, spec: PodSpec) -> Iterator[Violation]:
     if spec.node_affinity_required is not None:
         yield from _check_node_affinity(f"{path}.nodeAffinityRequired", spec)
     if spec.security is not None:
-        security = spec.security
-        if security.supplemental_groups and not _GROUPS.fullmatch(security.supplemental_groups):
-            yield Violation(
-                f"{path}.security.supplementalGroups",
-                "must be a comma-separated list of group ids, e.g. '2,3,5'",
-            )
-        if security.run_as_non_root and security.run_as_uid == 0:
-            yield Violation(f"{path}.security.runAsUid", "must not be 0 when runAsNonRoot is true")
+        yield from _check_security(f"{path}.security", spec.security)
+
+
+def _check_security(path: str, security: Security) -> Iterator[Violation]:
+    groups = security.supplemental_groups
+    if groups and not _GROUPS.fullmatch(groups):
+        yield Violation(
+            f"{path}.supplementalGroups",
+            "must be a comma-separated list of group ids, e.g. '2,3,5'",
+        )
+    elif groups and any(len(g.strip()) > 10 or int(g) > INT32_MAX for g in groups.split(",")):
+        yield Violation(
+            f"{path}.supplementalGroups", f"each group id must be less than or equal to {INT32_MAX}"
+        )
+    if security.run_as_non_root and security.run_as_uid == 0:
+        yield Violation(f"{path}.runAsUid", "must not be 0 when runAsNonRoot is true")
 
 
 def _check_node_affinity(path: str, spec: PodSpec) -> Iterator[Violation]:

@@ -10,7 +10,8 @@ from pydantic.alias_generators import to_camel
 
 
 class WireModel(BaseModel):
-    """A Run:ai JSON object: camelCase aliases, strict types, unknown fields refused."""
+    """A Run:ai JSON object: camelCase aliases, strict types, unknown fields refused, numbers
+    finite (see schemas/bounds.py for the other bounds every request is held to)."""
 
     model_config = ConfigDict(
         alias_generator=to_camel,
@@ -18,6 +19,7 @@ class WireModel(BaseModel):
         strict=True,
         extra="forbid",
         frozen=True,
+        allow_inf_nan=False,
     )
 
     def to_wire(self) -> dict[str, Any]:

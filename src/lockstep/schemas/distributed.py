@@ -10,6 +10,7 @@ from uuid import UUID
 from pydantic import Field
 
 from lockstep.schemas.base import NonEmpty, ResponseModel, StringId, WireModel
+from lockstep.schemas.bounds import CommandLine, Count32, Image, StoredName, WorkerCount
 from lockstep.schemas.compute import Compute
 from lockstep.schemas.pod import (
     Annotation,
@@ -59,16 +60,16 @@ class PodSpec(WireModel):
     that is not about the distributed topology."""
 
     annotations: list[Annotation] | None = None
-    args: NonEmpty | None = None
-    auto_deletion_time_after_completion_seconds: int | None = None
-    backoff_limit: int | None = None
-    category: str | None = None
-    command: NonEmpty | None = None
+    args: CommandLine | None = None
+    auto_deletion_time_after_completion_seconds: Count32 | None = None
+    backoff_limit: Count32 | None = None
+    category: StoredName | None = None
+    command: CommandLine | None = None
     compute: Compute | None = None
     create_home_dir: bool | None = None
     environment_variables: list[EnvironmentVariable] | None = None
     exposed_urls: list[ExposedUrl] | None = None
-    image: NonEmpty | None = None
+    image: Image | None = None
     image_pull_policy: ImagePullPolicy | None = None
     image_pull_secrets: list[ImagePullSecret] | None = None
     labels: list[Label] | None = None
@@ -78,7 +79,7 @@ class PodSpec(WireModel):
     pod_affinity: PodAffinity | None = None
     ports: list[Port] | None = None
     preemptibility: Preemptibility | None = None
-    priority_class: str | None = None
+    priority_class: StoredName | None = None
     probes: Probes | None = None
     related_urls: list[RelatedUrl] | None = None
     restart_policy: RestartPolicy | None = None
@@ -86,7 +87,7 @@ class PodSpec(WireModel):
     stdin: bool | None = None
     storage: Storage | None = None
     terminate_after_preemption: bool | None = None
-    termination_grace_period_seconds: int | None = Field(default=None, ge=0)
+    termination_grace_period_seconds: Count32 | None = Field(default=None, ge=0)
     tolerations: list[Toleration] | None = None
     tty: bool | None = None
     working_dir: NonEmpty | None = None
@@ -110,11 +111,11 @@ class WorkerSpec(PodSpec):
 
     clean_pod_policy: CleanPodPolicy | None = None
     distributed_framework: DistributedFramework | None = None
-    max_replicas: int | None = None
-    min_replicas: int | None = None
+    max_replicas: WorkerCount | None = None
+    min_replicas: WorkerCount | None = None
     mpi_launcher_creation_policy: MpiLauncherCreationPolicy | None = None
-    num_workers: int | None = Field(default=None, ge=1)
-    slots_per_worker: int | None = Field(default=None, ge=1)
+    num_workers: WorkerCount | None = Field(default=None, ge=1)
+    slots_per_worker: Count32 | None = Field(default=None, ge=1)
     ssh_auth_mount_path: str | None = None
 
 

@@ -8,6 +8,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints
 
 from lockstep.schemas.base import DnsLabel, NonEmpty, WireModel
+from lockstep.schemas.bounds import PORT_RANGE
 
 MetadataName = Annotated[str, StringConstraints(min_length=1, max_length=63)]
 ProbePath = Annotated[str, StringConstraints(pattern=r"^(/[a-zA-Z0-9\-_./]*)?$")]
@@ -127,7 +128,7 @@ class ImagePullSecret(WireModel):
 class Port(WireModel):
     container: PortNumber | None = None
     service_type: PortServiceType | None = None
-    external: Int32 | None = None
+    external: Annotated[Int32, PORT_RANGE] | None = None
     tool_type: str | None = None
     tool_name: str | None = None
     name: NonEmpty | None = None
@@ -135,7 +136,7 @@ class Port(WireModel):
 
 
 class ExposedUrl(WireModel):
-    container: Int32 | None = None
+    container: Annotated[Int32, PORT_RANGE] | None = None
     url: str | None = None
     authorization_type: AuthorizationType | None = None
     authorized_users: list[str] | None = None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from enum import StrEnum
 
 from lockstep.schemas.base import WireModel
+from lockstep.schemas.bounds import Id32
 
 
 class UidGidSource(StrEnum):
@@ -74,9 +75,9 @@ class Security(WireModel):
     host_ipc: bool | None = None
     host_network: bool | None = None
     read_only_root_filesystem: bool | None = None
-    run_as_gid: int | None = None
+    run_as_gid: Id32 | None = None
     run_as_non_root: bool | None = None
-    run_as_uid: int | None = None
+    run_as_uid: Id32 | None = None
     seccomp_profile_type: SeccompProfileType | None = None
     supplemental_groups: str | None = None
     uid_gid_source: UidGidSource | None = None

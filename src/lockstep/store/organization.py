@@ -12,6 +12,7 @@ from sqlalchemy.exc import IntegrityError
 from lockstep.domain.errors import Conflict
 from lockstep.domain.organization import Cluster, Department, Project
 from lockstep.domain.pod_security import DEFAULT_LEVEL, PodSecurityLevel
+from lockstep.schemas.bounds import INT32_MAX
 from lockstep.store.tables import clusters, departments, projects
 
 
@@ -47,7 +48,9 @@ def _project(row: Any) -> Project:
 
 
 def _as_int(value: str) -> int | None:
-    return int(value) if value.isdigit() else None
+    """The stored key of an id; None for an id no row can have (keys are 32-bit integers)."""
+    key = int(value) if value.isascii() and value.isdigit() and len(value) <= 10 else None
+    return key if key is not None and key <= INT32_MAX else None
 
 
 _CLUSTER_BY_ID = select(clusters).where(clusters.c.id == bindparam("id"))

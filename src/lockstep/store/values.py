@@ -18,6 +18,7 @@ from sqlalchemy.exc import IntegrityError
 
 from lockstep.domain.errors import Conflict, SealBroken
 from lockstep.domain.values import ConfigMap, ProjectValues, Secret, ValueKind
+from lockstep.schemas.bounds import INT32_MAX
 from lockstep.store.tables import config_maps, secrets
 
 
@@ -213,8 +214,11 @@ def _json(value: object) -> str:
 
 
 def _project_key(project_id: str) -> int | None:
-    """The stored key of a project id; None for an id no project can have."""
-    return int(project_id) if project_id.isascii() and project_id.isdigit() else None
+    """The stored key of a project id; None for an id no project can have (keys are 32-bit
+    integers)."""
+    digits = project_id.isascii() and project_id.isdigit() and len(project_id) <= 10
+    key = int(project_id) if digits else None
+    return key if key is not None and key <= INT32_MAX else None
 
 
 def _where(table: Table, project_key: int, name: str) -> Any:

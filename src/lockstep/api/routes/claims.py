@@ -81,7 +81,7 @@ async def get_claims(project_id: ProjectId, caller: CallerDep, services: Service
 async def create_claim(
     project_id: ProjectId, caller: CallerDep, services: ServicesDep, body: BodyDep
 ) -> Response:
-    request = parse_body(ClaimCreationRequest, body)
+    request = await parse_body(ClaimCreationRequest, body)
     claim = await services.calls.blocking(
         services.claims.create, caller, project_id, name=request.name, size=request.size
     )

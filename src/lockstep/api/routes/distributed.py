@@ -10,7 +10,7 @@ from starlette.responses import Response
 
 from lockstep.api import views
 from lockstep.api.deps import BodyDep, CallerDep, Services, ServicesDep, WorkloadId
-from lockstep.api.responses import ACCEPTED, json_response, parse_body
+from lockstep.api.responses import ACCEPTED, LARGE_BODY_BYTES, json_response, parse_body
 from lockstep.auth.tokens import Principal
 from lockstep.config import RuntimeKind
 from lockstep.domain.errors import InvalidRequest
@@ -40,10 +40,13 @@ async def create_distributed(
     dry_run: DryRun = False,
     runtime: RuntimeName = None,
 ) -> Response:
-    request = parse_body(DistributedCreationRequest, body)
+    request = await parse_body(DistributedCreationRequest, body, bounds=services.bounds)
+    large = len(body) > LARGE_BODY_BYTES
     if dry_run:
-        return await _dry_run(caller, services, request, runtime)
-    workload = await services.calls.store(services.workloads.create, caller, request)
+        return await _dry_run(caller, services, request, runtime, large=large)
+    # Checking a large request's rules takes long enough to be done off the event loop.
+    store = services.calls.store_off_loop if large else services.calls.store
+    workload = await store(services.workloads.create, caller, request)
     return json_response(views.distributed_workload(workload), 202)
 
 
@@ -52,6 +55,8 @@ async def _dry_run(
     services: Services,
     request: DistributedCreationRequest,
     runtime: str | None,
+    *,
+    large: bool,
 ) -> Response:
     """200 with what the runtime would run: the checks of a creation, nothing stored."""
     try:
@@ -59,8 +64,10 @@ async def _dry_run(
     except ValueError:
         choices = " or ".join(kind.value for kind in RuntimeKind)
         raise InvalidRequest.of("runtime", f"must be {choices}, not {runtime!r}") from None
-    workload = await services.calls.store(services.workloads.prepare, caller, request)
-    return json_response(services.renderers[kind](workload))
+    store = services.calls.store_off_loop if large else services.calls.store
+    workload = await store(services.workloads.prepare, caller, request)
+    # Rendering a large gang (every pod's launch or manifest) is heavy: off the event loop.
+    return json_response(await services.calls.blocking(services.renderers[kind], workload))
 
 
 @router.get("/{workloadId}")

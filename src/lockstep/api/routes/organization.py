@@ -59,7 +59,7 @@ async def get_projects(
 
 @router.post("/api/v1/org-unit/projects", status_code=201)
 async def create_project(caller: CallerDep, services: ServicesDep, body: BodyDep) -> Response:
-    request = parse_body(ProjectCreationRequest, body)
+    request = await parse_body(ProjectCreationRequest, body)
     project = await services.calls.store(services.organization.create_project, caller, request)
     return json_response(views.project(project), 201)
 
@@ -97,7 +97,7 @@ async def get_departments(
 
 @router.post("/api/v1/org-unit/departments", status_code=201)
 async def create_department(caller: CallerDep, services: ServicesDep, body: BodyDep) -> Response:
-    request = parse_body(DepartmentCreationRequest, body)
+    request = await parse_body(DepartmentCreationRequest, body)
     department = await services.calls.store(
         services.organization.create_department, caller, request
     )

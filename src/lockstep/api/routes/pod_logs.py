@@ -12,6 +12,7 @@ from starlette.responses import Response, StreamingResponse
 
 from lockstep.api.deps import CallerDep, ServicesDep, WorkloadId
 from lockstep.runtimes.base import LogQuery
+from lockstep.schemas.bounds import INT32_MAX, INT64_MAX
 
 router = APIRouter(prefix="/api/v1/workloads", tags=["workloads"])
 
@@ -25,8 +26,8 @@ async def get_pod_logs(
     caller: CallerDep,
     services: ServicesDep,
     follow: bool = False,
-    tail_lines: Annotated[int | None, Query(alias="tailLines", ge=0)] = None,
-    since_seconds: Annotated[int | None, Query(alias="sinceSeconds", ge=1)] = None,
+    tail_lines: Annotated[int | None, Query(alias="tailLines", ge=0, le=INT64_MAX)] = None,
+    since_seconds: Annotated[int | None, Query(alias="sinceSeconds", ge=1, le=INT32_MAX)] = None,
     timestamps: bool = False,
 ) -> Response:
     await services.calls.store(services.workloads.pod, caller, str(workload_id), pod_name)

@@ -22,8 +22,8 @@ CONFIG_MAPS = "/api/v1/org-unit/projects/{projectId}/configmaps"
 Name = Annotated[str, Path(alias="name")]
 
 
-def _replacement(body: bytes, name: str) -> ValuesReplacementRequest:
-    request = parse_body(ValuesReplacementRequest, body)
+async def _replacement(body: bytes, name: str) -> ValuesReplacementRequest:
+    request = await parse_body(ValuesReplacementRequest, body)
     if request.name is not None and request.name != name:
         raise InvalidRequest.of("name", f"must be {name!r}, the name in the path, or left out")
     return request
@@ -39,7 +39,7 @@ async def get_secrets(project_id: ProjectId, caller: CallerDep, services: Servic
 async def create_secret(
     project_id: ProjectId, caller: CallerDep, services: ServicesDep, body: BodyDep
 ) -> Response:
-    request = parse_body(ValuesCreationRequest, body)
+    request = await parse_body(ValuesCreationRequest, body)
     secret = await services.calls.store(
         services.values.create_secret, caller, project_id, name=request.name, data=request.data
     )
@@ -58,7 +58,7 @@ async def get_secret(
 async def replace_secret(
     project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep, body: BodyDep
 ) -> Response:
-    request = _replacement(body, name)
+    request = await _replacement(body, name)
     secret = await services.calls.store(
         services.values.replace_secret, caller, project_id, name=name, data=request.data
     )
@@ -85,7 +85,7 @@ async def get_config_maps(
 async def create_config_map(
     project_id: ProjectId, caller: CallerDep, services: ServicesDep, body: BodyDep
 ) -> Response:
-    request = parse_body(ValuesCreationRequest, body)
+    request = await parse_body(ValuesCreationRequest, body)
     config_map = await services.calls.store(
         services.values.create_config_map, caller, project_id, name=request.name, data=request.data
     )
@@ -104,7 +104,7 @@ async def get_config_map(
 async def replace_config_map(
     project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep, body: BodyDep
 ) -> Response:
-    request = _replacement(body, name)
+    request = await _replacement(body, name)
     config_map = await services.calls.store(
         services.values.replace_config_map, caller, project_id, name=name, data=request.data
     )

@@ -9,10 +9,10 @@ the scheduler's), which win a clash.
 
 from __future__ import annotations
 
-import shlex
 from dataclasses import dataclass
 from typing import Any
 
+from lockstep.domain.command_line import split_command_line
 from lockstep.domain.plan import ReplicaPlan, Role
 from lockstep.domain.pod_security import PodSecurityLevel
 from lockstep.domain.workload import Workload
@@ -41,7 +41,7 @@ class PodTemplate:
 def split(text: str | None, *, what: str) -> list[str]:
     """A command line split as a shell would split it."""
     try:
-        return shlex.split(text or "")
+        return split_command_line(text or "")
     except ValueError as error:
         raise PodStartError(f"{what} {text!r} does not split as a shell would: {error}") from error
 

@@ -4,13 +4,13 @@ working directory, limits. Pure; `LocalRuntime.render` returns exactly this as t
 from __future__ import annotations
 
 import math
-import shlex
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from lockstep.domain.command_line import split_command_line
 from lockstep.domain.plan import Replica, ReplicaPlan, Role
 from lockstep.domain.quantities import parse_quantity
 from lockstep.domain.values import ProjectValues, ValueKind
@@ -211,8 +211,8 @@ def argv_of(plan: ReplicaPlan, replica: Replica) -> tuple[str, ...]:
     if runs_worker_agent(plan, replica):
         return WORKER_AGENT
     try:
-        command = shlex.split(replica.spec.command or "")
-        args = shlex.split(replica.spec.args or "")
+        command = split_command_line(replica.spec.command or "")
+        args = split_command_line(replica.spec.args or "")
     except ValueError as error:
         raise PodStartError(f"pod {replica.pod_name}: its command line {error}") from error
     if not command:
