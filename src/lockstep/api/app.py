@@ -17,6 +17,7 @@ from lockstep.api.deps import Services
 from lockstep.api.routes import (
     claims,
     distributed,
+    health,
     organization,
     pod_logs,
     tokens,
@@ -80,9 +81,9 @@ def create_app(
         title="lockstep",
         version=__version__,
         lifespan=lifespan,
-        docs_url=None,
+        docs_url="/docs",
         redoc_url=None,
-        openapi_url=None,
+        openapi_url="/openapi.json",
     )
     app.state.services = Services(
         workloads=WorkloadService(
@@ -119,8 +120,9 @@ def create_app(
     app.state.bootstrap = created
     app.state.settings = settings
     app.state.controller = controller
+    app.state.readiness = health.Readiness(core.database.ping, controller.reconciler_runs)
     errors.install(app)
-    routers = (tokens, distributed, workloads, pod_logs, organization, values, claims)
+    routers = (health, tokens, distributed, workloads, pod_logs, organization, values, claims)
     for module in routers:
         app.include_router(module.router)
     return app
