@@ -1,5 +1,7 @@
 """Fixtures: a fresh store per test (SQLite, and PostgreSQL where parametrized), in-process
-apps and live servers. Every pod a test's server started is killed when the test ends."""
+apps and live servers. Every pod a test's server started is killed when the test ends, once
+the server has stopped (a running reconciler would start them again); and the run fails if
+any process it started is left at its end (tests/support/leftovers.py), naming each one."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from lockstep.api.app import create_app
 from lockstep.config import Settings
 from tests.support.api import ADMIN_ID, ADMIN_SECRET, Api
 from tests.support.databases import PostgresTemplates, require_postgres
+from tests.support.leftovers import Leftover, kill, still_left
 from tests.support.server import LiveServer, kill_pods
 
 SHARED_TEMP = Path("/var/tmp")
@@ -29,6 +32,36 @@ ALLOWED_HOST_PATHS = [f"{SHARED_TEMP}:rw"]
 def pytest_configure(config: pytest.Config) -> None:
     if config.option.basetemp is None:
         config.option.basetemp = str(SHARED_TEMP / f"lockstep-tests-{os.getpid()}")
+
+
+LEFTOVER_DEADLINE_SECONDS = 15.0
+"""How long processes that were just stopped get to end before the run counts them left."""
+_LEFTOVERS = pytest.StashKey[list[Leftover]]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Every fixture has been torn down: no process the run started may be left."""
+    root = Path(str(session.config.option.basetemp))
+    found = still_left(os.getpid(), root, timeout=LEFTOVER_DEADLINE_SECONDS)
+    if found:
+        kill(found)
+        session.config.stash[_LEFTOVERS] = found
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
+
+
+def pytest_terminal_summary(
+    terminalreporter: pytest.TerminalReporter, config: pytest.Config
+) -> None:
+    found = config.stash.get(_LEFTOVERS, [])
+    if found:
+        terminalreporter.section("processes left behind", red=True)
+        terminalreporter.line(
+            f"the tests left {len(found)} process(es) alive {LEFTOVER_DEADLINE_SECONDS:g} s "
+            "after the last test ended (now killed):"
+        )
+        for leftover in found:
+            terminalreporter.line(f"  {leftover}")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -77,11 +110,11 @@ def make_settings(data_dir: Path, database_url: str) -> Settings:
 @contextmanager
 def in_process(settings: Settings) -> Iterator[TestClient]:
     """The whole server in process (ASGI), with its reconciler and local runtime running."""
-    with TestClient(create_app(settings)) as test_client:
-        try:
+    try:
+        with TestClient(create_app(settings)) as test_client:
             yield test_client
-        finally:
-            kill_pods(settings.runtime_dir)
+    finally:
+        kill_pods(settings.runtime_dir)
 
 
 @pytest.fixture

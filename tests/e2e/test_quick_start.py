@@ -1,48 +1,90 @@
-"""The README's quick start, run as written against a fresh `lockstep serve` started in an
-empty directory with a relative data dir and generated administrator credentials."""
+"""The README's quick start and examples, run as written — each code block read from README.md,
+so that the documentation cannot drift — against `lockstep serve` started as `scripts/serve`
+starts it: in a checkout (here a directory holding the repository's `examples` and `.venv`),
+with the relative data dir `./lockstep-data` and generated administrator credentials. The
+examples run `python3` and relative script paths, as a user types them: a pod's `python3` is
+lockstep's, and the paths resolve in the directory lockstep was started from."""
 
 from __future__ import annotations
 
+import importlib.util
 import re
+import shlex
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+
+from tests.conftest import running
+from tests.support.requests import REPOSITORY
 from tests.support.server import LiveServer
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = REPOSITORY / "README.md"
 
 
-def quick_start_script() -> str:
+def code_block(after: str) -> str:
+    """The first `sh` block of the README that follows the words `after`."""
     text = README.read_text()
-    match = re.search(r"in another shell:\n\n```sh\n(.*?)```", text, re.DOTALL)
-    assert match, "the README has no quick start block"
+    match = re.search(re.escape(after) + r".*?```sh\n(.*?)```", text, re.DOTALL)
+    assert match, f"the README has no sh block after {after!r}"
     return match.group(1)
 
 
-def test_readme_quick_start_runs_as_written(tmp_path: Path) -> None:
-    server = LiveServer(Path("lockstep-data"), cwd=tmp_path, bootstrap_credentials=False)
-    server.start()
-    try:
-        credentials = tmp_path / "lockstep-data" / "admin-credentials.json"
-        assert credentials.stat().st_mode & 0o777 == 0o600
-        assert "client secret:" in server.log()
-        script = quick_start_script().replace("URL=http://127.0.0.1:8080", f"URL={server.url}")
-        script = script.replace("# delete it", _wait_for_completion() + "# delete it")
-        finished = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", script],
-            cwd=tmp_path,
-            capture_output=True,
-            text=True,
-            timeout=120,
-            check=False,
-        )
-        assert finished.returncode == 0, finished.stderr
-        assert '"actualPhase"' in finished.stdout
-        assert "COMPLETED" in finished.stdout
-        assert '{"code":202,"message":"Request has been accepted."}' in finished.stdout
-    finally:
-        server.stop()
-        server.kill_pods()
+def quick_start() -> str:
+    return code_block("in another shell:")
+
+
+def set_up() -> str:
+    """The quick start's first lines: the shell variables the other blocks use."""
+    return quick_start().split("\n# create:")[0] + "\n"
+
+
+EXAMPLES = code_block("Then, in the shell of the quick start")
+DEFINITION, _, CALLS = EXAMPLES.partition("\n}\n")
+RUNS = [line for line in CALLS.splitlines() if line.startswith("run ")]
+PACKAGES = {"PyTorch": "torch", "JAX": "jax", "XGBoost": "xgboost", "TF": "tensorflow"}
+
+
+@pytest.fixture(scope="module")
+def checkout(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    directory = tmp_path_factory.mktemp("checkout")
+    for name in ("examples", ".venv"):
+        (directory / name).symlink_to(REPOSITORY / name)
+    return directory
+
+
+@pytest.fixture(scope="module")
+def server(checkout: Path) -> Iterator[LiveServer]:
+    """`scripts/serve`: `lockstep serve --data-dir ./lockstep-data` in the checkout."""
+    with running(LiveServer(Path("lockstep-data"), cwd=checkout, bootstrap_credentials=False)) as s:
+        yield s
+
+
+def shell(script: str, server: LiveServer, checkout: Path, *, timeout: float) -> str:
+    """Run `script` with bash as the README's reader would, its URL this server's."""
+    script = script.replace("URL=http://127.0.0.1:8080", f"URL={server.url}")
+    finished = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+    assert finished.returncode == 0, f"{finished.stdout}\n{finished.stderr}\n{server.log()}"
+    return finished.stdout
+
+
+def test_readme_quick_start_runs_as_written(server: LiveServer, checkout: Path) -> None:
+    credentials = checkout / "lockstep-data" / "admin-credentials.json"
+    assert credentials.stat().st_mode & 0o777 == 0o600
+    assert "client secret:" in server.log()
+    script = quick_start().replace("# delete it", _wait_for_completion() + "# delete it")
+    printed = shell(script, server, checkout, timeout=120)
+    assert '"actualPhase"' in printed
+    assert "COMPLETED" in printed
+    assert '{"code":202,"message":"Request has been accepted."}' in printed
 
 
 def _wait_for_completion() -> str:
@@ -55,3 +97,43 @@ def _wait_for_completion() -> str:
         "  sleep 0.1\n"
         "done\n"
     )
+
+
+def test_the_examples_install_lines_run_as_written(checkout: Path) -> None:
+    """The CPU builds, named as the README names them. Run only where they are installed
+    already (pip then has nothing to fetch): the tests do not download frameworks."""
+    missing = [p for p in PACKAGES.values() if importlib.util.find_spec(p) is None]
+    if missing:
+        pytest.skip(f"not installed here: {', '.join(missing)}")
+    block = code_block("Install the CPU builds of the frameworks")
+    assert "torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in block
+    finished = subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", block],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert finished.returncode == 0, finished.stderr
+    assert "Requirement already satisfied: torch==2.13.0" in finished.stdout
+
+
+def test_the_readme_runs_every_example() -> None:
+    assert [shlex.split(line)[2] for line in RUNS] == [
+        "PyTorch",
+        "JAX",
+        "XGBoost",
+        "TF",
+        "TF",
+    ]
+
+
+@pytest.mark.parametrize("call", RUNS, ids=[shlex.split(line)[1] for line in RUNS])
+def test_readme_example_runs_as_written(call: str, server: LiveServer, checkout: Path) -> None:
+    _, name, framework, _ = shlex.split(call)
+    if importlib.util.find_spec(PACKAGES[framework]) is None:
+        pytest.skip(f"the {framework} example needs {PACKAGES[framework]} installed")
+    printed = shell(f"{set_up()}{DEFINITION}\n}}\n{call}\n", server, checkout, timeout=420)
+    assert f"{name}: Completed" in printed, printed
+    assert f"{name}-" in printed  # each pod's log, prefixed with its name

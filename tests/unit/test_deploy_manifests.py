@@ -16,7 +16,9 @@ from typing import Any
 import kubernetes_validate
 import pytest
 import yaml
+from fastapi.routing import APIRoute
 
+from lockstep.api.routes import health
 from lockstep.config import Settings
 from lockstep.store.database import normalize_url
 
@@ -31,6 +33,7 @@ Manifest = dict[str, Any]
 KUBEFLOW_JOBS = ("pytorchjobs", "mpijobs", "tfjobs", "xgboostjobs", "jaxjobs")
 ALL_VERBS = frozenset({"get", "list", "watch", "create", "patch", "update", "delete"})
 READ = frozenset({"get", "list", "watch"})
+PROBES = ("startupProbe", "readinessProbe", "livenessProbe")
 RUNTIME_NEEDS: dict[tuple[str, str], frozenset[str]] = {
     **{("kubeflow.org", jobs): ALL_VERBS for jobs in KUBEFLOW_JOBS},
     ("", "pods"): READ,
@@ -212,7 +215,24 @@ def test_lockstep_serves_on_the_port_the_service_targets() -> None:
     assert service_port["port"] == 80
     assert service_port["targetPort"] in {port["name"], 8080}
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-        assert container[probe]["tcpSocket"]["port"] in {port["name"], 8080}, probe
+        assert container[probe]["httpGet"]["port"] in {port["name"], 8080}, probe
+
+
+def test_the_probes_ask_lockstep_s_health_endpoints() -> None:
+    """Liveness and start-up: the process answers; readiness: the store answers and, on the
+    leader, the reconciler runs (tests/integration/test_health.py runs them)."""
+    container = server()
+    paths = {probe: container[probe]["httpGet"]["path"] for probe in PROBES}
+    assert paths == {
+        "startupProbe": "/healthz",
+        "readinessProbe": "/readyz",
+        "livenessProbe": "/healthz",
+    }
+    served = {route.path for route in health.router.routes if isinstance(route, APIRoute)}
+    assert set(paths.values()) <= served
+    for probe in PROBES:
+        assert container[probe]["httpGet"].get("scheme", "HTTP") == "HTTP", probe
+        assert "httpHeaders" not in container[probe]["httpGet"], probe  # no token needed
 
 
 def test_the_service_and_the_budget_select_the_pods() -> None:

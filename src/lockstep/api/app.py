@@ -18,6 +18,7 @@ from lockstep.api.deps import Services, no_nul_in_url
 from lockstep.api.routes import (
     claims,
     distributed,
+    health,
     organization,
     pod_logs,
     tokens,
@@ -81,9 +82,9 @@ def create_app(
         title="lockstep",
         version=__version__,
         lifespan=lifespan,
-        docs_url=None,
+        docs_url="/docs",
         redoc_url=None,
-        openapi_url=None,
+        openapi_url="/openapi.json",
         dependencies=[Depends(no_nul_in_url)],
     )
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
@@ -124,8 +125,9 @@ def create_app(
     app.state.bootstrap = created
     app.state.settings = settings
     app.state.controller = controller
+    app.state.readiness = health.Readiness(core.database.ping, controller.reconciler_runs)
     errors.install(app)
-    routers = (tokens, distributed, workloads, pod_logs, organization, values, claims)
+    routers = (health, tokens, distributed, workloads, pod_logs, organization, values, claims)
     for module in routers:
         app.include_router(module.router)
     return app

@@ -115,6 +115,11 @@ class ClusterReconciler:
         if self._thread is not None:
             self._thread.join(timeout=30)
 
+    @property
+    def running(self) -> bool:
+        """Whether its thread runs: started, and not ended (for readiness, /readyz)."""
+        return self._thread is not None and self._thread.is_alive()
+
     def run(self) -> None:
         """Look at every live workload, then at each one named, until the queue closes."""
         for workload_id in self._ids_to_reconcile():
@@ -336,6 +341,10 @@ class ClusterWork:
         self._watches.stop()
         self._reconciler.stop()
 
+    @property
+    def running(self) -> bool:
+        return self._reconciler.running
+
 
 class ClusterController:
     """The Kubernetes runtime's controller: this process reconciles the cluster while it
@@ -351,12 +360,14 @@ class ClusterController:
         loop: ClusterReconcilerSettings | None = None,
     ) -> None:
         self.cluster = cluster
+        self._work: ClusterWork | None = None
 
         def act(queue: WorkQueue) -> ClusterWork:
             reconciler = ClusterReconciler(
                 database, cluster, settings=settings, clock=clock, queue=queue, loop=loop
             )
-            return ClusterWork(reconciler, Watches(cluster, queue.add))
+            self._work = ClusterWork(reconciler, Watches(cluster, queue.add))
+            return self._work
 
         feed = None if database.is_sqlite else ChangeFeed(database)
         self.leader = LeaderController(leadership_of(database), act, feed=feed)
@@ -366,6 +377,11 @@ class ClusterController:
 
     def notify(self, workload_id: str) -> None:
         self.leader.notify(workload_id)
+
+    def reconciler_runs(self) -> bool | None:
+        if not self.leader.leading.is_set():
+            return None
+        return self._work is not None and self._work.running
 
     def stop(self) -> None:
         self.leader.stop()

@@ -45,6 +45,11 @@ class Controller(Protocol):
         """The workload changed in the store: reconcile it soon."""
         ...
 
+    def reconciler_runs(self) -> bool | None:
+        """Whether the reconciler runs; None where this process does not lead (another
+        replica reconciles). For readiness (/readyz)."""
+        ...
+
     def stop(self) -> None: ...
 
 
@@ -87,6 +92,9 @@ class ThreadController:
 
     def notify(self, workload_id: str) -> None:
         self.queue.add(workload_id)
+
+    def reconciler_runs(self) -> bool:
+        return self.reconciler.running
 
     def stop(self) -> None:
         self.reconciler.stop()
@@ -162,6 +170,10 @@ class ProcessController:
                 log.warning("the reconciler is behind; %s waits for its next resync", workload_id)
             except BrokenPipeError:
                 pass  # it is being restarted
+
+    def reconciler_runs(self) -> bool:
+        process = self._process
+        return process is not None and process.poll() is None and not self._stopping
 
     def stop(self) -> None:
         self._stopping = True

@@ -94,6 +94,11 @@ class Reconciler:
         if self._thread is not None:
             self._thread.join(timeout=30)
 
+    @property
+    def running(self) -> bool:
+        """Whether its thread runs: started, and not ended (for readiness, /readyz)."""
+        return self._thread is not None and self._thread.is_alive()
+
     def run(self) -> None:
         """Recover, then reconcile until the queue is closed."""
         self.recover()

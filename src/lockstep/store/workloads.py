@@ -254,6 +254,32 @@ _COUNT_RUNNING_PODS = select(func.count()).where(
 )
 
 
+_POD_STATUS_COLUMNS = (
+    "phase", "image", "node_name", "ip", "started_at", "completed_at", "restarts",
+    "exit_code", "message", "reason", "ready", "ports",
+)  # fmt: skip
+_POD_IDENTITY_COLUMNS = ("id", "role", "replica_index", "created_at", "deleted_at")
+_OF_POD = (
+    pods.c.workload_id == bindparam("key_workload"),
+    pods.c.name == bindparam("key_name"),
+)
+_UPDATE_LIVE_POD = (
+    update(pods)
+    .where(*_OF_POD, pods.c.deleted_at.is_(None))
+    .values({name: bindparam(name) for name in _POD_STATUS_COLUMNS})
+)
+"""A new status of a pod that is there."""
+_REPLACE_REMOVED_POD = (
+    update(pods)
+    .where(*_OF_POD, pods.c.deleted_at.is_not(None))
+    .values({name: bindparam(name) for name in (*_POD_STATUS_COLUMNS, *_POD_IDENTITY_COLUMNS)})
+)
+"""A pod started again under the name of one that was removed (the workload was suspended
+or preempted, and runs again): as on Kubernetes, it is a new pod, with an id, a creation
+time and a status of its own; the removed one's row is its slot (a name is unique within
+its workload)."""
+
+
 @functools.cache
 def _update_of(columns: frozenset[str]) -> Update:
     """An UPDATE of these columns of one workload (`key`), built once per set of columns."""
@@ -338,15 +364,15 @@ class WorkloadRepository:
         if change.deleted:
             values["deleted_at"] = now
             values["desired_phase"] = DesiredPhase.DELETED.value
-        if change.deleted or change.pods_removed:
-            self.mark_pods_deleted(workload.id, now)
-            values["running_pods"] = 0
         for pod in change.pods:
             self._upsert_pod(pod)
         if change.pods:
             values["running_pods"] = self._db.execute(
                 _COUNT_RUNNING_PODS, {"id": workload.id}
             ).scalar_one()
+        if change.deleted or change.pods_removed:  # after their last status: it is theirs
+            self.mark_pods_deleted(workload.id, now)
+            values["running_pods"] = 0
         if change.events:
             self._db.execute(
                 _INSERT_EVENT,
@@ -394,22 +420,25 @@ class WorkloadRepository:
             "ports": orjson.dumps([port.to_json() for port in pod.ports]).decode(),
         }
         changed = self._db.execute(
-            update(pods)
-            .where(pods.c.workload_id == pod.workload_id, pods.c.name == pod.name)
-            .values(values)
+            _UPDATE_LIVE_POD, {**values, "key_workload": pod.workload_id, "key_name": pod.name}
         ).rowcount
-        if not changed:
+        if changed:
+            return
+        identity = {
+            "id": pod.id,
+            "role": pod.role,
+            "replica_index": pod.index,
+            "created_at": pod.created_at,
+            "deleted_at": None,
+        }
+        replaced = self._db.execute(
+            _REPLACE_REMOVED_POD,
+            {**values, **identity, "key_workload": pod.workload_id, "key_name": pod.name},
+        ).rowcount
+        if not replaced:
             self._db.execute(
                 insert(pods),
-                {
-                    **values,
-                    "id": pod.id,
-                    "workload_id": pod.workload_id,
-                    "name": pod.name,
-                    "role": pod.role,
-                    "replica_index": pod.index,
-                    "created_at": pod.created_at,
-                },
+                {**values, **identity, "workload_id": pod.workload_id, "name": pod.name},
             )
 
     def mark_pods_deleted(self, workload_id: str, now: datetime) -> None:

@@ -100,6 +100,37 @@ class ImageEnvironment:
         return {"PATH": path, kind: str(self.prefix)}
 
 
+def lockstep_environment() -> Path | None:
+    """The virtual environment lockstep runs in (None outside one). A pod of an image no
+    environment is mapped to runs in lockstep's own environment, so its `bin/` comes first on
+    the pod's PATH, as in an activated venv: `python3`, `torchrun` and `mpirun` are those
+    installed with lockstep (`.venv/bin/pip install torch` makes torch a pod's)."""
+    return Path(sys.prefix) if sys.prefix != sys.base_prefix else None
+
+
+def with_paths_from(argv: Sequence[str], directory: Path) -> tuple[str, ...]:
+    """`argv` with each relative path that names something in `directory` made absolute:
+    a pod without a `workingDir` runs in its own directory, but `examples/train.py` means
+    the file where lockstep was started, as a command typed there would. A command without a
+    `/` is looked up on PATH, as a shell does; options (`-x`, `--y=…`) and words that name
+    nothing there are left as they are."""
+
+    def resolved(position: int, word: str) -> str:
+        relative = word and not word.startswith(("/", "-", "~"))
+        if relative and (position > 0 or "/" in word) and _names_something(directory / word):
+            return str(directory / word)
+        return word
+
+    return tuple(resolved(position, word) for position, word in enumerate(argv))
+
+
+def _names_something(path: Path) -> bool:
+    try:
+        return path.exists()
+    except (OSError, ValueError):  # too long a name, a NUL: no file has it
+        return False
+
+
 def environment_for_image(image: str, environments: Mapping[str, Path]) -> ImageEnvironment | None:
     """The environment an operator mapped to `image`: its exact name first, then its
     repository without tag or digest (`pytorch/pytorch` for `pytorch/pytorch:2.4-cuda12`)."""
@@ -313,10 +344,15 @@ def launch_of(
     ports: Sequence[PortBinding] = (),
     runtime_env: Mapping[str, str] | None = None,
     image_environments: Mapping[str, Path] | None = None,
+    own_environment: Path | None = None,
+    paths_from: Path | None = None,
 ) -> Launch:
     """The launch of one replica; `PodStartError` when it cannot be run here. `runtime_env`
     holds variables the runtime adds, such as the paths of files it prepared for the pod;
-    `image_environments` the local environments operators mapped to image names."""
+    `image_environments` the local environments operators mapped to image names;
+    `own_environment` lockstep's own (`lockstep_environment()`), for pods of other images;
+    `paths_from` the directory lockstep was started from, against which the relative paths
+    of the command line of a pod without a `workingDir` resolve (`with_paths_from`)."""
     env = {key: inherited[key] for key in PASS_THROUGH if key in inherited}
     env |= {key: value for key, value in inherited.items() if key.startswith("LC_")}
     image = replica.spec.image or ""
@@ -330,6 +366,10 @@ def launch_of(
             f"image {image or '(none)'} has no local environment mapped: the pod runs in "
             "lockstep's own environment"
         )
+        if own_environment is not None:
+            inherited_path = env.get("PATH")
+            own_bin = str(own_environment / "bin")
+            env["PATH"] = f"{own_bin}:{inherited_path}" if inherited_path else own_bin
     if replica.spec.compute is not None and replica.spec.compute.large_shm_request:
         notes.append("largeShmRequest: the pod shares this machine's /dev/shm")
     references: dict[str, ValueReference] = {}
@@ -347,6 +387,9 @@ def launch_of(
     env |= {host_port_variable(port.container): str(port.host) for port in ports}
     env |= runtime_env or {}
     env |= {"HOSTNAME": pod.name, POD_MARKER: pod.uid}
+    argv = argv_of(plan, replica)
+    if paths_from is not None and not replica.spec.working_dir:
+        argv = with_paths_from(argv, paths_from)
     return Launch(
         project_id=project_id,
         references={n: r for n, r in references.items() if n not in env},
@@ -354,7 +397,7 @@ def launch_of(
         role=replica.role.value,
         index=replica.index,
         image=image,
-        argv=argv_of(plan, replica),
+        argv=argv,
         env=env,
         working_dir=replica.spec.working_dir,
         notes=tuple(notes),

@@ -25,6 +25,7 @@ from lockstep.runtimes.local.pod_launch import (
     Launch,
     PodIdentity,
     launch_of,
+    lockstep_environment,
     runs_worker_agent,
 )
 from lockstep.runtimes.local.ports import WorkloadPorts
@@ -94,6 +95,8 @@ class Launches:
             ports=ports.containers.get(pod_name, ()),
             runtime_env=runtime_env,
             image_environments=self.image_environments,
+            own_environment=lockstep_environment(),
+            paths_from=Path.cwd(),
         )
         if self.sandboxes is None:
             return launch
