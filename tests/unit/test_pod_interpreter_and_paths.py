@@ -9,7 +9,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from lockstep.runtimes.local.launch import Launch, launch_of, lockstep_environment, with_paths_from
+from lockstep.runtimes.local.pod_launch import (
+    Launch,
+    launch_of,
+    lockstep_environment,
+    with_paths_from,
+)
 from tests.unit.specs import plan_of
 from tests.unit.test_launch import INHERITED, endpoints, identity
 
