@@ -24,6 +24,7 @@ class Department:
     created_at: datetime
     updated_at: datetime
     resources: list[dict[str, Any]] = field(default_factory=list)
+    description: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +38,7 @@ class Project:
     updated_at: datetime
     requested_namespace: str | None = None
     resources: list[dict[str, Any]] = field(default_factory=list)
+    description: str = ""
 
     @property
     def namespace(self) -> str:

@@ -111,8 +111,9 @@ class OrganizationService:
                 department_id=department.id,
                 created_by=caller.name,
                 requested_namespace=request.requested_namespace,
-                resources=request.resources,
+                resources=request.resources_wire(),
                 now=self._clock(),
+                description=request.description or "",
             )
 
     def departments(
@@ -159,8 +160,9 @@ class OrganizationService:
                 name=request.name,
                 cluster_id=cluster_id,
                 created_by=caller.name,
-                resources=request.resources or [],
+                resources=request.resources_wire(),
                 now=self._clock(),
+                description=request.description or "",
             )
 
     def clusters(self, caller: Principal) -> list[Cluster]:

@@ -27,6 +27,7 @@ def _department(row: Any) -> Department:
         created_at=row.created_at,
         updated_at=row.updated_at,
         resources=orjson.loads(row.resources),
+        description=row.description,
     )
 
 
@@ -41,6 +42,7 @@ def _project(row: Any) -> Project:
         updated_at=row.updated_at,
         requested_namespace=row.requested_namespace,
         resources=orjson.loads(row.resources),
+        description=row.description,
     )
 
 
@@ -72,13 +74,21 @@ class OrganizationRepository:
         return _cluster(self._insert(clusters, values, "a cluster"))
 
     def add_department(
-        self, *, name: str, cluster_id: str, created_by: str, resources: list[Any], now: datetime
+        self,
+        *,
+        name: str,
+        cluster_id: str,
+        created_by: str,
+        resources: list[Any],
+        now: datetime,
+        description: str = "",
     ) -> Department:
         values = {
             "name": name,
             "cluster_id": cluster_id,
             "created_by": created_by,
             "resources": orjson.dumps(resources).decode(),
+            "description": description,
             "created_at": now,
             "updated_at": now,
         }
@@ -94,6 +104,7 @@ class OrganizationRepository:
         requested_namespace: str | None,
         resources: list[Any],
         now: datetime,
+        description: str = "",
     ) -> Project:
         values = {
             "name": name,
@@ -102,6 +113,7 @@ class OrganizationRepository:
             "created_by": created_by,
             "requested_namespace": requested_namespace,
             "resources": orjson.dumps(resources).decode(),
+            "description": description,
             "created_at": now,
             "updated_at": now,
         }
