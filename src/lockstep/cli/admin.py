@@ -3,7 +3,7 @@ the store (whoever can run this holds the store, so no token is needed)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -11,7 +11,11 @@ from lockstep.cli.operator import DatabaseUrl, DataDir, operator_core, print_jso
 from lockstep.domain.identity import Role, ScopeType
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from lockstep.assembly import Core
+
+M = TypeVar("M", bound="BaseModel")
 
 app = typer.Typer(
     no_args_is_help=True, help="Administer applications, access rules and the organization."
@@ -138,9 +142,7 @@ def create_department(
 
     with operator_core(data_dir, database_url) as core:
         cluster_id = cluster or _only_cluster(core)
-        request = DepartmentCreationRequest.model_validate(
-            {"name": name, "clusterId": cluster_id}, strict=False
-        )
+        request = _request(DepartmentCreationRequest, {"name": name, "clusterId": cluster_id})
         department = core.organization.create_department(OPERATOR, request)
         print_json(
             {"id": department.id, "name": department.name, "clusterId": department.cluster_id}
@@ -165,9 +167,9 @@ def create_project(
 
     with operator_core(data_dir, database_url) as core:
         cluster_id = cluster or _only_cluster(core)
-        request = ProjectCreationRequest.model_validate(
+        request = _request(
+            ProjectCreationRequest,
             {"name": name, "clusterId": cluster_id, "parentId": department, "resources": []},
-            strict=False,
         )
         project = core.organization.create_project(OPERATOR, request)
         print_json({"id": project.id, "name": project.name, "departmentId": project.department_id})
@@ -191,6 +193,19 @@ def list_projects(data_dir: DataDir = None, database_url: DatabaseUrl = None) ->
                 for p in projects
             ]
         )
+
+
+def _request(model: type[M], data: dict[str, object]) -> M:
+    """The request, or `InvalidRequest` naming each field it breaks (the name's rules)."""
+    from pydantic import ValidationError
+
+    from lockstep.api.errors import violations_of
+    from lockstep.domain.errors import InvalidRequest
+
+    try:
+        return model.model_validate(data, strict=False)
+    except ValidationError as error:
+        raise InvalidRequest(violations_of(error)) from error
 
 
 def _only_cluster(core: Core) -> str:
