@@ -9,8 +9,9 @@ The run is bounded and reproducible (a fixed seed, derandomized generation, no e
 database) and takes a few minutes, on SQLite and on PostgreSQL. It runs twice on each: once
 with the path ids schemathesis generates (unknown ids, ids of the wrong form), once with the
 ids of objects that exist (a running workload, the cluster, the default department and
-project) so that their answers are full bodies — the operations with such ids in their path;
-that pass deletes last, so that its DELETE requests leave the objects to the rest.
+project) so that their answers are full bodies — the operations with such ids in their path,
+and the creation of departments and projects in the cluster that exists; that pass deletes
+last, so that its DELETE requests leave the objects to the rest.
 
 Where the document is silent lockstep follows its own documented rule, and the run checks
 it against that rule (`SILENCES`): every operation answers input it refuses with Run:ai's
@@ -44,7 +45,7 @@ from tests.support.server import LiveServer
 SEED = 20261201
 MAX_EXAMPLES = 25
 """Fuzzed cases per operation and pass, beside the examples and the coverage cases: some
-6,500 requests on each store in all (most of them the coverage of the creation request)."""
+7,000 requests on each store in all (most of them the coverage of the creation request)."""
 CHECKS = ("not_a_server_error", "status_code_conformance", "response_schema_conformance")
 METHODS = frozenset({"get", "put", "post", "delete", "patch"})
 SILENCES = {
@@ -54,6 +55,10 @@ SILENCES = {
 TOKEN_SILENCES = {"401": "#/components/responses/401Unauthorized"}
 """Refused credentials at the token endpoint get 401 (README: The API)."""
 TOKEN = ("POST", "/api/v1/token")
+ORGANIZATION_CREATIONS = (
+    ("POST", "/api/v1/org-unit/departments"),
+    ("POST", "/api/v1/org-unit/projects"),
+)
 
 
 Operation = tuple[str, str]
@@ -128,8 +133,10 @@ def run(
     token: str,
     operations: Iterable[Operation],
     path_parameters: dict[str, str] | None = None,
+    cluster: str | None = None,
 ) -> Outcome:
-    """One schemathesis run over `operations` (the others are left out)."""
+    """One schemathesis run over `operations` (the others are left out); `path_parameters`
+    are the ids every path takes, `cluster` the cluster every request body names."""
     chosen = {f"{method} {path}" for method, path in operations}
     everything = {f"{method} {path}" for method, path in documented()}
     config = schemathesis.Config.from_dict(
@@ -154,6 +161,15 @@ def run(
         }
     )
     schema = schemathesis.openapi.from_dict(schema_document, config=config)
+    if cluster is not None:
+
+        @schema.hook
+        def map_body(context: schemathesis.HookContext, body: Any) -> Any:
+            """Creations name the cluster that exists, so that valid ones are stored."""
+            if isinstance(body, dict) and isinstance(body.get("clusterId"), str):
+                return {**body, "clusterId": cluster}
+            return body
+
     outcome = Outcome(Counter(), Counter(), [])
     failures = outcome.failures
     for event in from_schema(schema).execute():
@@ -210,8 +226,9 @@ def test_every_served_operation_keeps_the_contract(
         passes = [(operations, None)]
     else:
         pinned = _existing_ids(live_server)
-        # the operations without path ids would send what the generated pass sent
-        with_ids = [op for op in operations if "{" in op[1]]
+        # the ones that name no existing object would send what the generated pass sent; a
+        # workload created would run its pods
+        with_ids = [op for op in operations if "{" in op[1] or op in ORGANIZATION_CREATIONS]
         passes = [
             ([op for op in with_ids if op[0] != "DELETE"], pinned),
             ([op for op in with_ids if op[0] == "DELETE"], pinned),
@@ -223,6 +240,7 @@ def test_every_served_operation_keeps_the_contract(
             token=token,
             operations=chosen,
             path_parameters=parameters,
+            cluster=None if parameters is None else parameters["clusterUuid"],
         )
         outcome.cases.update(result.cases)
         outcome.answers.update(result.answers)
