@@ -134,3 +134,13 @@ def test_a_project_name_leaves_room_for_its_namespace(api: Api) -> None:
     fits = api.post(PROJECTS, json={"name": "p" * 57, "clusterId": cluster, "resources": []})
     assert fits.status_code == 201, fits.text
     assert fits.json()["status"]["namespace"] == "runai-" + "p" * 57
+
+
+@pytest.mark.parametrize("number", ["1e400", "-1e400", "NaN", "Infinity"])
+def test_quotas_that_are_not_finite_are_refused(api: Api, number: str) -> None:
+    quota = '[{"gpu": {"deserved": ' + number + "}}]"
+    body = '{"name": "huge", "clusterId": "' + api.cluster_id() + '", "resources": ' + quota + "}"
+    response = api.post(PROJECTS, content=body, headers={"Content-Type": "application/json"})
+    assert response.status_code == 400, response.text
+    assert response.json()["message"].startswith("resources[0].gpu.deserved: "), response.json()
+    assert [p["name"] for p in api.get(PROJECTS).json()["projects"]] == ["default"]
