@@ -6,7 +6,7 @@ no 5xx (`not_a_server_error`), a status the document lists (`status_code_conform
 body of the documented schema (`response_schema_conformance`). Failures: none.
 
 The run is bounded and reproducible (a fixed seed, derandomized generation, no example
-database) and takes a few minutes, on SQLite and on PostgreSQL. It runs twice on each: once
+database) and takes a minute or two, on SQLite and on PostgreSQL. It runs twice on each: once
 with the path ids schemathesis generates (unknown ids, ids of the wrong form), once with the
 ids of objects that exist (a running workload, the cluster, the default department and
 project) so that their answers are full bodies — the operations with such ids in their path,
