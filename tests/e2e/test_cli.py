@@ -84,6 +84,9 @@ def test_serve_flags_and_admin_commands(tmp_path: Path) -> None:
         root = Api.login(client, credentials["clientId"], credentials["clientSecret"])
         cluster = root.cluster_id()
 
+        refused = lockstep("admin", "create-project", "Vision", *admin.store, check=False)
+        assert refused.returncode == 1
+        assert refused.stderr.startswith("error: name: must be a Kubernetes name"), refused.stderr
         department = admin("create-department", "research")
         project = admin("create-project", "vision", "--department", department["id"])
         assert project["departmentId"] == department["id"]

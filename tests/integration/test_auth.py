@@ -33,6 +33,7 @@ PROTECTED = [
     ("GET", f"/api/v1/workloads/{uuid.UUID(int=1)}/pods"),
     ("GET", f"/api/v1/workloads/{uuid.UUID(int=1)}/events"),
     ("GET", f"/api/v1/workloads/{uuid.UUID(int=1)}/history"),
+    ("GET", "/api/v1/workloads/pods"),
     ("GET", "/api/v1/org-unit/projects"),
     ("POST", "/api/v1/org-unit/projects"),
     ("GET", "/api/v1/org-unit/projects/1"),
@@ -41,6 +42,7 @@ PROTECTED = [
     ("GET", "/api/v1/org-unit/departments/1"),
     ("GET", "/api/v1/clusters"),
     ("GET", f"/api/v1/clusters/{uuid.UUID(int=1)}"),
+    ("GET", f"/api/v1/clusters/{uuid.UUID(int=1)}/nodes"),
 ]
 
 
@@ -177,6 +179,12 @@ def test_researcher_is_confined_to_its_project(api: Api) -> None:
     )
     listed = researcher.get("/api/v1/workloads").json()["workloads"]
     assert [w["name"] for w in listed] == ["own"]
+    api.wait_for(own["workloadId"], {"Completed"})
+    api.wait_for(theirs["workloadId"], {"Completed"})
+    everyone = {p["workloadId"] for p in api.get("/api/v1/workloads/pods").json()["pods"]}
+    assert everyone == {own["workloadId"], theirs["workloadId"]}
+    pods = researcher.get("/api/v1/workloads/pods").json()["pods"]
+    assert {p["workloadId"] for p in pods} == {own["workloadId"]}
     assert researcher.get("/api/v1/workloads/count").json() == {"count": 1}
     assert [p["id"] for p in researcher.get("/api/v1/org-unit/projects").json()["projects"]] == [
         "1"

@@ -127,3 +127,131 @@ def test_error_responses_conform(api: Api) -> None:
     invalid = api.post("/api/v1/workloads/distributed", json={"name": "x"})
     assert invalid.status_code == 400
     assert_conforms(invalid, "/api/v1/workloads/distributed")
+
+
+def test_descriptions_are_stored_and_returned(api: Api) -> None:
+    cluster = api.cluster_id()
+    department = api.post(
+        "/api/v1/org-unit/departments",
+        json={"name": "lab", "clusterId": cluster, "description": "the lab's GPUs"},
+    )
+    assert department.status_code == 201, department.text
+    department_id = assert_conforms(department, "/api/v1/org-unit/departments")["id"]
+    project = api.post(
+        "/api/v1/org-unit/projects",
+        json={
+            "name": "speech",
+            "clusterId": cluster,
+            "parentId": department_id,
+            "description": "speech recognition",
+            "resources": [],
+        },
+    )
+    assert project.status_code == 201, project.text
+    project_id = assert_conforms(project, "/api/v1/org-unit/projects")["id"]
+    got = api.get(f"/api/v1/org-unit/departments/{department_id}")
+    assert assert_conforms(got, "/api/v1/org-unit/departments/{departmentId}")["description"] == (
+        "the lab's GPUs"
+    )
+    got = api.get(f"/api/v1/org-unit/projects/{project_id}")
+    assert assert_conforms(got, "/api/v1/org-unit/projects/{projectId}")["description"] == (
+        "speech recognition"
+    )
+    listed = api.get("/api/v1/org-unit/projects", params={"filterBy": "name==speech"}).json()
+    assert [p["description"] for p in listed["projects"]] == ["speech recognition"]
+
+    variable = {"name": "HOME_DIR", "value": "/home/me", "description": "Home directory."}
+    created = api.create(distributed(cluster, name="described", environmentVariables=[variable]))
+    fetched = api.get(f"/api/v1/workloads/distributed/{created['workloadId']}")
+    body = assert_conforms(fetched, DISTRIBUTED)
+    assert body["spec"]["environmentVariables"] == [variable]
+
+
+def test_the_pod_list_is_served_as_the_document_says(api: Api) -> None:
+    cluster = api.cluster_id()
+    first = api.create(sleeping(cluster, name="first", workers=1))["workloadId"]
+    api.wait_for(first, {"Running"})
+    second = api.create(distributed(cluster, name="second", workers=1))["workloadId"]
+    api.wait_for(second, {"Completed"})
+
+    listed = api.get("/api/v1/workloads/pods")
+    body = assert_conforms(listed, "/api/v1/workloads/pods")
+    assert sorted(p["name"] for p in body["pods"]) == [
+        "first-master-0",
+        "first-worker-0",
+        "second-master-0",
+        "second-worker-0",
+    ]
+    assert all("workloadName" not in p for p in body["pods"])
+    full = api.get("/api/v1/workloads/pods", params={"verbosity": "full", "limit": 1})
+    body = assert_conforms(full, "/api/v1/workloads/pods")
+    assert len(body["pods"]) == 1 and body["next"] == 1
+    assert body["pods"][0]["workloadName"] in {"first", "second"}
+    assert body["pods"][0]["projectName"] == "default"
+
+    running = api.get("/api/v1/workloads/pods", params={"completed": "false"}).json()["pods"]
+    assert sorted(p["name"] for p in running) == ["first-master-0", "first-worker-0"]
+    ended = api.get(
+        "/api/v1/workloads/pods",
+        params={"filterBy": f"workloadId=={second}", "sortBy": "createdAt", "sortOrder": "desc"},
+    ).json()["pods"]
+    assert {p["workloadId"] for p in ended} == {second} and len(ended) == 2
+    bad = api.get("/api/v1/workloads/pods", params={"sortBy": "colour"})
+    assert bad.status_code == 400
+    assert bad.json()["message"].startswith("sortBy: cannot sort by 'colour'")
+    # the pods of one workload are still its own
+    one = api.get(f"/api/v1/workloads/{first}/pods").json()["pods"]
+    assert {p["workloadId"] for p in one} == {first}
+
+
+def test_nodes_carry_the_required_fields_and_honour_their_query(api: Api) -> None:
+    cluster = api.cluster_id()
+    response = api.get(f"/api/v1/clusters/{cluster}/nodes")
+    body = assert_conforms(response, "/api/v1/clusters/{clusterUuid}/nodes")
+    (node,) = body["nodes"]
+    assert node["clusterUuid"] == cluster
+    assert node["createdAt"] and node["updatedAt"]
+    name = node["name"]
+    for params, names in (
+        ({"filterBy": f"name=={name}"}, [name]),
+        ({"filterBy": "name!=" + name}, []),
+        ({"filterBy": "nodePool==default", "sortBy": "name", "sortOrder": "desc"}, [name]),
+        ({"nodeName": name}, [name]),
+        ({"nodeName": "elsewhere"}, []),
+        ({"search": name[:2]}, [name]),
+        ({"offset": 1}, []),
+        ({"limit": 1}, [name]),
+    ):
+        answer = api.get(f"/api/v1/clusters/{cluster}/nodes", params=params)
+        got = assert_conforms(answer, "/api/v1/clusters/{clusterUuid}/nodes")
+        assert [n["name"] for n in got["nodes"]] == names, params
+    bad = api.get(f"/api/v1/clusters/{cluster}/nodes", params={"filterBy": "colour==red"})
+    assert bad.status_code == 400
+    assert bad.json()["message"].startswith("filterBy: cannot filter on 'colour'")
+
+
+def test_a_method_not_allowed_names_the_allowed_ones(api: Api) -> None:
+    missing = str(uuid.uuid4())
+    response = api.put(f"/api/v1/workloads/distributed/{missing}", json={})
+    assert response.status_code == 405
+    assert response.headers["Allow"] == "GET, DELETE"
+    assert response.json() == {
+        "code": 405,
+        "message": "method PUT is not allowed on this endpoint; allowed: GET, DELETE",
+    }
+    assert api.delete("/api/v1/org-unit/projects").headers["Allow"] == "GET, POST"
+
+
+def test_documented_workload_fields_lockstep_has_no_value_for_are_null(api: Api) -> None:
+    cluster = api.cluster_id()
+    for name in ("alpha", "beta"):
+        api.create(distributed(cluster, name=name))
+    for params, names in (
+        ({"sortBy": "aiApplicationName"}, ["alpha", "beta"]),
+        ({"filterBy": "aiApplicationName==chat"}, []),
+        ({"filterBy": "nodepool!=a100"}, ["alpha", "beta"]),
+        ({"filterBy": "totalPendingTimeSeconds>=1"}, []),
+    ):
+        listed = api.get("/api/v1/workloads", params=params)
+        body = assert_conforms(listed, "/api/v1/workloads")
+        assert [w["name"] for w in body["workloads"]] == names, params

@@ -15,7 +15,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.config import Config
 from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
-from sqlalchemy import inspect, select, text, update
+from sqlalchemy import MetaData, insert, inspect, select, text, update
 
 import lockstep.store
 from lockstep.auth.sealing import Sealer, new_sealing_key
@@ -46,6 +46,36 @@ def add_projects(database: Database, *names: str) -> list[str]:
                 resources=[],
                 now=NOW,
             ).id
+            for name in names
+        ]
+
+
+def add_projects_at_0001(database: Database, *names: str) -> list[str]:
+    """Projects in a store at schema 0001, written to its tables as they were then (the
+    repository writes today's columns)."""
+    moment = NOW.replace(tzinfo=None) if database.engine.dialect.name == "sqlite" else NOW
+    stamps = {"created_by": "test", "created_at": moment, "updated_at": moment}
+    with database.engine.begin() as connection:
+        old = MetaData()
+        old.reflect(connection, only=["clusters", "departments", "projects"])
+        cluster = str(uuid.uuid4())
+        connection.execute(
+            insert(old.tables["clusters"]),
+            {"id": cluster, "name": "local", "created_at": moment, "updated_at": moment},
+        )
+        departments = old.tables["departments"]
+        department = connection.execute(
+            insert(departments).returning(departments.c.id),
+            {"name": "default", "cluster_id": cluster, **stamps},
+        ).scalar_one()
+        projects = old.tables["projects"]
+        return [
+            str(
+                connection.execute(
+                    insert(projects).returning(projects.c.id),
+                    {"name": name, "cluster_id": cluster, "department_id": department, **stamps},
+                ).scalar_one()
+            )
             for name in names
         ]
 
@@ -295,7 +325,7 @@ def test_a_store_made_at_0001_migrates_to_secrets_and_back(database_url: str, ke
         database.migrate("0001")
         assert "projects" in _tables(database)
         assert not {"secrets", "config_maps"} & _tables(database)
-        (project_id,) = add_projects(database, "old")
+        (project_id,) = add_projects_at_0001(database, "old")
 
         database.migrate()
         with database.engine.connect() as connection:

@@ -1,5 +1,8 @@
-"""Validate responses against the official Run:ai OpenAPI document (OpenAPI 3.0 semantics,
-`nullable`, formats such as uuid and date-time checked)."""
+"""The official Run:ai OpenAPI document, and responses validated against it (OpenAPI 3.0
+semantics, `nullable`, formats such as uuid and date-time checked).
+
+The document is the one in `shared/reference/` beside the checkout (`../shared/reference`),
+the contract every part of lockstep is held to; every test that needs it finds it here."""
 
 from __future__ import annotations
 
@@ -11,11 +14,17 @@ from typing import Any
 import httpx
 from openapi_schema_validator import OAS30Validator, oas30_format_checker
 
-DOCUMENT = Path(__file__).resolve().parents[1] / "reference" / "runai-openapi-subset.json"
+CHECKOUT = Path(__file__).resolve().parents[2]
+DOCUMENT = CHECKOUT.parent / "shared" / "reference" / "runai-openapi-subset.json"
 
 
 @cache
 def document() -> dict[str, Any]:
+    if not DOCUMENT.is_file():
+        raise AssertionError(
+            f"the Run:ai document is not at {DOCUMENT}: the tests need shared/reference "
+            "beside the checkout"
+        )
     loaded: dict[str, Any] = json.loads(DOCUMENT.read_text())
     return loaded
 

@@ -3,8 +3,6 @@ terminal phases, and the phase names against the Run:ai API contract."""
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from lockstep.domain.errors import LockstepError
@@ -16,7 +14,7 @@ from lockstep.domain.phases import (
     check_transition,
     path_to,
 )
-from tests.unit.specs import reference_file
+from tests.support.contract import document
 
 P = Phase
 
@@ -133,9 +131,7 @@ def test_transition_error_is_a_permanent_lockstep_error() -> None:
 
 
 def _enum(name: str) -> list[str]:
-    openapi = reference_file("runai-openapi-subset.json")
-    schemas = json.loads(openapi.read_text())["components"]["schemas"]
-    values: list[str] = schemas[name]["enum"]
+    values: list[str] = document()["components"]["schemas"][name]["enum"]
     return values
 
 

@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from pydantic import ValidationError
 from starlette.exceptions import HTTPException
 from starlette.responses import Response
+from starlette.routing import Match
 
 from lockstep.domain.errors import (
     Conflict,
@@ -36,13 +37,20 @@ STATUS: dict[type[LockstepError], int] = {
 }
 
 
-def error_response(code: int, message: str, *, details: str | None = None) -> Response:
+def error_response(
+    code: int,
+    message: str,
+    *,
+    details: str | None = None,
+    headers: dict[str, str] | None = None,
+) -> Response:
     body: dict[str, Any] = {"code": code, "message": message}
     if details:
         body["details"] = details
-    headers = {"WWW-Authenticate": "Bearer"} if code == 401 else None
+    if code == 401:
+        headers = {"WWW-Authenticate": "Bearer", **(headers or {})}
     if code == 503:
-        headers = {"Retry-After": "1"}
+        headers = {"Retry-After": "1", **(headers or {})}
     return Response(
         orjson.dumps(body), status_code=code, media_type="application/json", headers=headers
     )
@@ -80,6 +88,22 @@ def violations_of(
     return violations
 
 
+HTTP_METHODS = ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS")
+
+
+def allowed_methods(request: Request) -> list[str]:
+    """The methods some route serves at the request's path (an endpoint's methods are often
+    served by several routes), for a 405's `Allow` header."""
+    routes = request.app.router.routes
+    return [
+        method
+        for method in HTTP_METHODS
+        if any(
+            route.matches({**request.scope, "method": method})[0] is Match.FULL for route in routes
+        )
+    ]
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(LockstepError)
     async def _known(_: Request, error: LockstepError) -> Response:
@@ -95,8 +119,16 @@ def install(app: FastAPI) -> None:
         return error_response(400, "; ".join(str(v) for v in violations))
 
     @app.exception_handler(HTTPException)
-    async def _http(_: Request, error: HTTPException) -> Response:
-        messages = {404: "no such endpoint", 405: "method not allowed on this endpoint"}
+    async def _http(request: Request, error: HTTPException) -> Response:
+        if error.status_code == 405:
+            allowed = allowed_methods(request)
+            return error_response(
+                405,
+                f"method {request.method} is not allowed on this endpoint; "
+                f"allowed: {', '.join(allowed)}",
+                headers={"Allow": ", ".join(allowed)},
+            )
+        messages = {404: "no such endpoint"}
         return error_response(error.status_code, messages.get(error.status_code, str(error.detail)))
 
     @app.exception_handler(Exception)

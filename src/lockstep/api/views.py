@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Mapping
+from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.pod_launch import environment_for_image
 from lockstep.runtimes.local.sandbox.asked import isolation_asked
 from lockstep.schemas.distributed import MasterSpec, WorkerSpec
+from lockstep.services.nodes import GPU_PRODUCT_LABEL
 from lockstep.store.workloads import WORKLOAD_TYPE
 
 TENANT_ID = 1
@@ -202,6 +204,18 @@ def pod_item(pod: Pod, w: Workload, plan: ReplicaPlan) -> dict[str, Any]:
     }
 
 
+def listed_pod(
+    pod: Pod, w: Workload, plan: ReplicaPlan, *, deleted_at: datetime | None, full: bool
+) -> dict[str, Any]:
+    """A pod as `GET /api/v1/workloads/pods` lists it: `full` verbosity adds its workload's
+    and project's names."""
+    item = pod_item(pod, w, plan)
+    item["deletedAt"] = _time(deleted_at)
+    if not full:
+        del item["workloadName"], item["projectName"]
+    return item
+
+
 def exposed_urls(w: Workload, pods: list[Pod], *, host: str) -> list[str]:
     """Where each of the workload's exposedUrls is reached: its own url, else the machine
     port of its container port on the leader pod (the container port itself until the pods
@@ -310,7 +324,7 @@ def project(p: Project) -> dict[str, Any]:
     return {
         "id": p.id,
         "name": p.name,
-        "description": "",
+        "description": p.description,
         "clusterId": p.cluster_id,
         "parentId": p.department_id,
         "requestedNamespace": p.requested_namespace,
@@ -330,7 +344,7 @@ def department(d: Department) -> dict[str, Any]:
     return {
         "id": d.id,
         "name": d.name,
-        "description": "",
+        "description": d.description,
         "clusterId": d.cluster_id,
         "createdAt": iso(d.created_at),
         "updatedAt": iso(d.updated_at),
@@ -377,12 +391,21 @@ def config_map(c: ConfigMap) -> dict[str, Any]:
     }
 
 
-def node(use: NodeUse) -> dict[str, Any]:
-    """A node as `GET /api/v1/clusters/{clusterUuid}/nodes` shows it (a lockstep extension)."""
+def node(use: NodeUse, cluster: Cluster) -> dict[str, Any]:
+    """A node as `GET /api/v1/clusters/{clusterUuid}/nodes` shows it: the document's fields
+    (a node is as old as its cluster's record), and lockstep's own (labels, capacity, what is
+    allocated of it, its GPU devices)."""
     n = use.node
+    gpu_type = n.label(GPU_PRODUCT_LABEL)
     return {
         "name": n.name,
+        "clusterUuid": cluster.id,
+        "createdAt": iso(cluster.created_at),
+        "updatedAt": iso(cluster.updated_at),
         "nodePool": n.pool,
+        "gpuInfo": (
+            {"gpuType": gpu_type, "gpuCount": len(n.gpus)} if gpu_type is not None else None
+        ),
         "labels": dict(n.labels),
         "taints": [{"key": t.key, "value": t.value, "effect": t.effect} for t in n.taints],
         "status": "Ready" if use.ready else "NotReady",

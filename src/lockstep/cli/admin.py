@@ -3,7 +3,7 @@ the store (whoever can run this holds the store, so no token is needed)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated
+from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
@@ -12,8 +12,12 @@ from lockstep.domain.identity import Role, ScopeType
 from lockstep.domain.pod_security import PodSecurityLevel
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
     from lockstep.assembly import Core
     from lockstep.domain.organization import Project
+
+M = TypeVar("M", bound="BaseModel")
 
 app = typer.Typer(
     no_args_is_help=True, help="Administer applications, access rules and the organization."
@@ -140,9 +144,7 @@ def create_department(
 
     with operator_core(data_dir, database_url) as core:
         cluster_id = cluster or _only_cluster(core)
-        request = DepartmentCreationRequest.model_validate(
-            {"name": name, "clusterId": cluster_id}, strict=False
-        )
+        request = _request(DepartmentCreationRequest, {"name": name, "clusterId": cluster_id})
         department = core.organization.create_department(OPERATOR, request)
         print_json(
             {"id": department.id, "name": department.name, "clusterId": department.cluster_id}
@@ -179,7 +181,7 @@ def create_project(  # noqa: PLR0917 - typer passes options by position
         }
         if pod_security is not None:
             fields["podSecurityLevel"] = pod_security.value
-        request = ProjectCreationRequest.model_validate(fields, strict=False)
+        request = _request(ProjectCreationRequest, fields)
         project = core.organization.create_project(OPERATOR, request)
         print_json(_project_json(project))
 
@@ -232,6 +234,19 @@ def list_projects(data_dir: DataDir = None, database_url: DatabaseUrl = None) ->
                 for p in projects
             ]
         )
+
+
+def _request(model: type[M], data: dict[str, object]) -> M:
+    """The request, or `InvalidRequest` naming each field it breaks (the name's rules)."""
+    from pydantic import ValidationError
+
+    from lockstep.api.errors import violations_of
+    from lockstep.domain.errors import InvalidRequest
+
+    try:
+        return model.model_validate(data, strict=False)
+    except ValidationError as error:
+        raise InvalidRequest(violations_of(error)) from error
 
 
 def _only_cluster(core: Core) -> str:

@@ -26,6 +26,7 @@ class Department:
     created_at: datetime
     updated_at: datetime
     resources: list[dict[str, Any]] = field(default_factory=list)
+    description: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,6 +42,7 @@ class Project:
     resources: list[dict[str, Any]] = field(default_factory=list)
     pod_security_level: PodSecurityLevel = DEFAULT_LEVEL
     """What its pods may ask (see pod_security.py); an administrator sets it."""
+    description: str = ""
 
     @property
     def namespace(self) -> str:

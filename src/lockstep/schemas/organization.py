@@ -1,21 +1,137 @@
-"""Projects, departments and clusters: creation requests (responses are built in api/views.py)."""
+"""Projects, departments and clusters: creation requests (responses are built in api/views.py).
+
+Names and requested namespaces become Kubernetes namespaces and queues, so they follow
+Kubernetes' DNS-1123 label rules. `resources[]` follows the document's `ResourcesNullable`:
+per node pool, each of `gpu`, `cpu` and `memory` has a `deserved` share, a `limit` (-1 or
+absent: none) and an `overQuotaWeight`, all finite and at least 0, with `limit` at least
+`deserved`; it is stored and returned in its wire form.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from enum import StrEnum
+from typing import Annotated, Any, Self
 from uuid import UUID
 
-from lockstep.schemas.base import NonEmpty, StringId, WireModel
+from pydantic import AfterValidator, BeforeValidator, StringConstraints, model_validator
+
+from lockstep.schemas.base import StringId, WireModel, is_dns_label
 from lockstep.schemas.security import PodSecurityLevel
+
+NO_LIMIT = -1
+"""A `limit` of -1 (or none) puts no ceiling on what the project may hold."""
+
+PROJECT_NAME_MAX = 57
+"""A project without `requestedNamespace` runs in `runai-<name>`, itself a DNS-1123 label."""
+
+
+def _dns_label(value: str) -> str:
+    if not is_dns_label(value):
+        raise ValueError(
+            "must be a Kubernetes name (DNS-1123 label): at most 63 lowercase letters, digits "
+            "and '-', starting and ending with a letter or digit"
+        )
+    return value
+
+
+KubernetesName = Annotated[str, AfterValidator(_dns_label)]
+
+
+def _project_name(value: str) -> str:
+    _dns_label(value)
+    if len(value) > PROJECT_NAME_MAX:
+        raise ValueError(
+            f"must be at most {PROJECT_NAME_MAX} characters, so that its namespace "
+            f"runai-<name> is a Kubernetes name"
+        )
+    return value
+
+
+def _finite(value: object) -> object:
+    """JSON numbers only (not booleans), and finite ones."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("must be a number")
+    if not math.isfinite(value):
+        raise ValueError("must be a finite number")
+    return float(value)
+
+
+Amount = Annotated[float, BeforeValidator(_finite)]
+
+
+class MemoryUnits(StrEnum):
+    MIB = "Mib"
+    MB = "MB"
+    GB = "GB"
+
+
+class NodePoolReference(WireModel):
+    id: StringId
+    name: str | None = None
+
+
+class ResourceQuota(WireModel):
+    """One resource's quota in one node pool."""
+
+    deserved: Amount | None = None
+    limit: Amount | None = None
+    over_quota_weight: Amount | None = None
+
+    @model_validator(mode="after")
+    def _in_range(self) -> Self:
+        for field in ("deserved", "over_quota_weight"):
+            value = getattr(self, field)
+            if value is not None and value < 0:
+                name = "overQuotaWeight" if field == "over_quota_weight" else field
+                raise ValueError(f"{name} must be greater than or equal to 0")
+        if self.limit is not None and self.limit != NO_LIMIT:
+            if self.limit < 0:
+                raise ValueError("limit must be -1 (no limit) or greater than or equal to 0")
+            if self.deserved is not None and self.limit < self.deserved:
+                raise ValueError(
+                    f"limit ({self.limit:g}) must be -1 (no limit) or at least "
+                    f"deserved ({self.deserved:g})"
+                )
+        return self
+
+
+class MemoryQuota(ResourceQuota):
+    units: MemoryUnits
+
+
+class NodePoolResources(WireModel):
+    """`resources[]`: the quotas of one node pool."""
+
+    node_pool: NodePoolReference | None = None
+    gpu: ResourceQuota | None = None
+    cpu: ResourceQuota | None = None
+    memory: MemoryQuota | None = None
+    priority: str | None = None
+
+    def stored(self) -> dict[str, Any]:
+        """The wire form as stored and returned: what was sent, with the document's default
+        GPU share (`gpu.deserved` 0) where it was left out."""
+        wire = self.to_wire()
+        gpu = dict(wire.get("gpu") or {})
+        if gpu.get("deserved") is None:
+            gpu["deserved"] = 0
+        wire["gpu"] = gpu
+        return wire
+
+
+def _resources_wire(resources: list[NodePoolResources] | None) -> list[dict[str, Any]]:
+    return [r.stored() for r in resources or ()]
 
 
 class ProjectCreationRequest(WireModel):
-    name: NonEmpty
+    name: Annotated[str, StringConstraints(min_length=1), AfterValidator(_project_name)]
     cluster_id: UUID
+    description: str | None = None
     parent_id: StringId | None = None
-    requested_namespace: NonEmpty | None = None
+    requested_namespace: KubernetesName | None = None
     enforce_runai_scheduler: bool | None = None
-    resources: list[dict[str, Any]]
+    resources: list[NodePoolResources]
     scheduling_rules: dict[str, Any] | None = None
     default_node_pools: list[str] | None = None
     node_types: dict[str, Any] | None = None
@@ -23,12 +139,21 @@ class ProjectCreationRequest(WireModel):
     """An extension: what the project's pods may ask (lockstep.domain.pod_security);
     baseline when absent."""
 
+    def resources_wire(self) -> list[dict[str, Any]]:
+        """`resources` as stored and returned: camelCase, only what was sent."""
+        return _resources_wire(self.resources)
+
 
 class DepartmentCreationRequest(WireModel):
-    name: NonEmpty
+    name: KubernetesName
     cluster_id: UUID
-    resources: list[dict[str, Any]] | None = None
+    description: str | None = None
+    resources: list[NodePoolResources] | None = None
     scheduling_rules: dict[str, Any] | None = None
     default_node_pools: list[str] | None = None
     node_types: dict[str, Any] | None = None
     overtime_data: dict[str, Any] | None = None
+
+    def resources_wire(self) -> list[dict[str, Any]]:
+        """`resources` as stored and returned: camelCase, only what was sent."""
+        return _resources_wire(self.resources)

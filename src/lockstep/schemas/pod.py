@@ -104,6 +104,7 @@ class EnvironmentVariable(WireModel):
     config_map: EnvironmentVariableConfigMap | None = None
     pod_field_ref: EnvironmentVariablePodFieldRef | None = None
     user_credential: EnvironmentVariableUserCredential | None = None
+    description: str | None = None
     exclude: bool | None = None
 
 

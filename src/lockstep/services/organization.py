@@ -113,9 +113,10 @@ class OrganizationService:
                 department_id=department.id,
                 created_by=caller.name,
                 requested_namespace=request.requested_namespace,
-                resources=request.resources,
+                resources=request.resources_wire(),
                 now=self._clock(),
                 pod_security_level=request.pod_security_level or DEFAULT_LEVEL,
+                description=request.description or "",
             )
 
     def set_pod_security_level(
@@ -174,8 +175,9 @@ class OrganizationService:
                 name=request.name,
                 cluster_id=cluster_id,
                 created_by=caller.name,
-                resources=request.resources or [],
+                resources=request.resources_wire(),
                 now=self._clock(),
+                description=request.description or "",
             )
 
     def clusters(self, caller: Principal) -> list[Cluster]:

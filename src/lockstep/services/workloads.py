@@ -11,14 +11,15 @@ import string
 import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from datetime import datetime
 from typing import Generic, TypeVar
 
 from lockstep.auth.access import Action, Resource, Scope
 from lockstep.auth.tokens import Principal
 from lockstep.domain import pod_security
-from lockstep.domain.clock import Clock
+from lockstep.domain.clock import Clock, iso
 from lockstep.domain.errors import Conflict, InvalidRequest, NotFound, Violation
-from lockstep.domain.listing import ListQuery, SortOrder
+from lockstep.domain.listing import ListQuery, SortOrder, matches
 from lockstep.domain.organization import Project
 from lockstep.domain.phases import DesiredPhase, Phase
 from lockstep.domain.pod_security import AllowedHostPath
@@ -49,6 +50,38 @@ T = TypeVar("T")
 class PageOf(Generic[T]):
     items: list[T]
     has_more: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ListedPod:
+    """A pod in the cluster-wide pod list, with its workload and when it was deleted."""
+
+    workload: Workload
+    pod: Pod
+    deleted_at: datetime | None
+
+
+POD_FIELDS: dict[str, Callable[[ListedPod], object]] = {
+    "clusterId": lambda p: p.workload.cluster_id,
+    "workloadId": lambda p: p.workload.id,
+    "revisionId": lambda _: None,
+    "nodeName": lambda p: p.pod.node_name,
+    "currentNodepool": lambda p: CURRENT_NODE_POOL,
+    "createdAt": lambda p: p.pod.created_at,
+    "completedAt": lambda p: p.pod.completed_at,
+    "deletedAt": lambda p: p.deleted_at,
+}
+"""What `filterBy` and `sortBy` of the pod list compare (the document's fields; a pod has no
+revision, so `revisionId` is null)."""
+
+CURRENT_NODE_POOL = "default"
+
+
+def _sort_key(value: object) -> tuple[bool, str]:
+    """Sort by the wire form, nulls last."""
+    if value is None:
+        return True, ""
+    return False, iso(value) if isinstance(value, datetime) else str(value)
 
 
 class WorkloadService:
@@ -236,6 +269,44 @@ class WorkloadService:
         with self._db.read() as unit:
             row = self._readable(unit, caller, workload_id)
             return row, unit.workloads.history(workload_id, offset=offset, limit=limit)
+
+    def pod_list(
+        self,
+        caller: Principal,
+        query: ListQuery,
+        *,
+        completed: bool | None = None,
+    ) -> PageOf[ListedPod]:
+        """`GET /api/v1/workloads/pods`: the pods of every workload the caller may read,
+        filtered (`completed`: only ended pods, or only those still running), sorted and
+        paged as `query` says."""
+        with self._db.read() as unit:
+            scoped = _readable(unit, caller, query)
+            if scoped is None:
+                return PageOf([], False)
+            found = unit.workloads.pods_in(scoped.project_ids, deleted=query.deleted)
+            owners = unit.workloads.get_many(sorted({pod.workload_id for pod, _ in found}))
+        listed = [
+            ListedPod(owners[pod.workload_id], pod, deleted_at)
+            for pod, deleted_at in found
+            if pod.workload_id in owners
+            and (completed is None or (pod.completed_at is not None) is completed)
+        ]
+        chosen = [
+            item
+            for item in listed
+            if all(matches(f, POD_FIELDS[f.field](item)) for f in query.filters)
+            and (not query.search or query.search in item.pod.name)
+        ]
+        if query.sort_by is not None:
+            key = POD_FIELDS[query.sort_by]
+            chosen.sort(
+                key=lambda item: _sort_key(key(item)), reverse=query.sort_order is SortOrder.DESC
+            )
+        elif query.sort_order is SortOrder.DESC:
+            chosen.reverse()
+        end = query.offset + query.limit
+        return PageOf(chosen[query.offset : end], end < len(chosen))
 
     def _readable(self, unit: UnitOfWork, caller: Principal, workload_id: str) -> Workload:
         workload = unit.workloads.get(workload_id)

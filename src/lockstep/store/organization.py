@@ -29,6 +29,7 @@ def _department(row: Any) -> Department:
         created_at=row.created_at,
         updated_at=row.updated_at,
         resources=orjson.loads(row.resources),
+        description=row.description,
     )
 
 
@@ -44,6 +45,7 @@ def _project(row: Any) -> Project:
         requested_namespace=row.requested_namespace,
         resources=orjson.loads(row.resources),
         pod_security_level=PodSecurityLevel(row.pod_security_level),
+        description=row.description,
     )
 
 
@@ -77,13 +79,21 @@ class OrganizationRepository:
         return _cluster(self._insert(clusters, values, "a cluster"))
 
     def add_department(
-        self, *, name: str, cluster_id: str, created_by: str, resources: list[Any], now: datetime
+        self,
+        *,
+        name: str,
+        cluster_id: str,
+        created_by: str,
+        resources: list[Any],
+        now: datetime,
+        description: str = "",
     ) -> Department:
         values = {
             "name": name,
             "cluster_id": cluster_id,
             "created_by": created_by,
             "resources": orjson.dumps(resources).decode(),
+            "description": description,
             "created_at": now,
             "updated_at": now,
         }
@@ -100,6 +110,7 @@ class OrganizationRepository:
         resources: list[Any],
         now: datetime,
         pod_security_level: PodSecurityLevel = DEFAULT_LEVEL,
+        description: str = "",
     ) -> Project:
         values = {
             "pod_security_level": pod_security_level.value,
@@ -109,6 +120,7 @@ class OrganizationRepository:
             "created_by": created_by,
             "requested_namespace": requested_namespace,
             "resources": orjson.dumps(resources).decode(),
+            "description": description,
             "created_at": now,
             "updated_at": now,
         }

@@ -25,6 +25,7 @@ from sqlalchemy import (
     literal,
     literal_column,
     not_,
+    null,
     or_,
     select,
     union_all,
@@ -79,6 +80,20 @@ _FIELDS: dict[str, tuple[ColumnElement[Any], str]] = {
     "priorityClassName": (workloads.c.priority_class, "text"),
     "allocatedGPU": (cast(workloads.c.allocated_gpus, Float), "number"),
 }
+_UNKNOWN = (
+    "nodepool",
+    "idleGpus",
+    "idleAllocatedGpus",
+    "totalPendingTimeSeconds",
+    "totalRunningTimeSeconds",
+    "guaranteedRuntimeEndsAt",
+    "aiApplicationId",
+    "aiApplicationName",
+)
+"""Fields of the document's `filterBy` and `sortBy` that lockstep has no value for: null for
+every workload, so a filter on them matches only with `!=` and `!@`, and sorting by them
+keeps the order of creation."""
+_FIELDS.update({name: (cast(null(), String), "text") for name in _UNKNOWN})
 
 FILTER_FIELDS = frozenset(_FIELDS)
 SORT_FIELDS = frozenset(_FIELDS)
@@ -485,7 +500,8 @@ class WorkloadRepository:
     def page(self, spec: ListQuery) -> tuple[list[Workload], bool]:
         """One page of workloads and whether another page follows."""
         query = self._where(_JOINED, spec)
-        column = _FIELDS[spec.sort_by][0] if spec.sort_by else workloads.c.created_at
+        known = spec.sort_by is not None and spec.sort_by not in _UNKNOWN
+        column = _FIELDS[spec.sort_by][0] if spec.sort_by and known else workloads.c.created_at
         order = column.desc() if spec.sort_order is SortOrder.DESC else column.asc()
         tie = workloads.c.id.desc() if spec.sort_order is SortOrder.DESC else workloads.c.id.asc()
         query = query.order_by(order, tie).offset(spec.offset).limit(spec.limit + 1)
@@ -511,6 +527,22 @@ class WorkloadRepository:
             query = query.where(pods.c.deleted_at.is_(None))
         query = query.order_by(pods.c.role, pods.c.replica_index)
         return [_pod(r) for r in self._db.execute(query).all()]
+
+    def pods_in(
+        self, project_ids: frozenset[str] | None, *, deleted: bool
+    ) -> list[tuple[Pod, datetime | None]]:
+        """The pods of the workloads of these projects (every project: None), live ones or
+        deleted ones, each with when it was deleted."""
+        query = select(pods).select_from(pods.join(workloads, workloads.c.id == pods.c.workload_id))
+        if project_ids is not None:
+            query = query.where(workloads.c.project_id.in_([int(p) for p in project_ids]))
+        query = query.where(
+            pods.c.deleted_at.is_not(None) if deleted else pods.c.deleted_at.is_(None)
+        )
+        query = query.order_by(
+            pods.c.created_at, pods.c.workload_id, pods.c.role, pods.c.replica_index
+        )
+        return [(_pod(r), r.deleted_at) for r in self._db.execute(query).all()]
 
     def events(self, workload_id: str, *, offset: int, limit: int, order: SortOrder) -> list[Event]:
         key = events.c.created_at.desc() if order is SortOrder.DESC else events.c.created_at.asc()

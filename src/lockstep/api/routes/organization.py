@@ -11,8 +11,9 @@ from lockstep.api import views
 from lockstep.api.deps import BodyDep, CallerDep, ClusterUuid, DepartmentId, ProjectId, ServicesDep
 from lockstep.api.responses import json_response, page, parse_body
 from lockstep.domain.errors import InvalidRequest
-from lockstep.domain.listing import SortOrder, check_paging, parse_filters
+from lockstep.domain.listing import ListQuery, SortOrder, check_paging, parse_filters
 from lockstep.schemas.organization import DepartmentCreationRequest, ProjectCreationRequest
+from lockstep.services.nodes import NODE_FIELDS
 from lockstep.services.organization import DEPARTMENT_FIELDS, PROJECT_FIELDS
 
 router = APIRouter(tags=["organization"])
@@ -124,11 +125,33 @@ async def get_clusters(caller: CallerDep, services: ServicesDep) -> Response:
 
 @router.get("/api/v1/clusters/{clusterUuid}/nodes")
 async def get_cluster_nodes(
-    cluster_id: ClusterUuid, caller: CallerDep, services: ServicesDep
+    cluster_id: ClusterUuid,
+    caller: CallerDep,
+    services: ServicesDep,
+    node_name: Annotated[str | None, Query(alias="nodeName")] = None,
+    filter_by: FilterBy = None,
+    sort_by: SortBy = None,
+    sort_order: Order = SortOrder.ASC,
+    offset: int | None = None,
+    limit: int | None = None,
+    search: str | None = None,
 ) -> Response:
-    """The cluster's nodes, their capacity and what admitted workloads hold (an extension)."""
-    uses = await services.calls.store(services.nodes.nodes, caller, str(cluster_id))
-    return json_response({"nodes": [views.node(use) for use in uses]})
+    """The cluster's nodes, their capacity and what admitted workloads hold."""
+    fields = frozenset(NODE_FIELDS)
+    start, size = check_paging(offset, limit)
+    query = ListQuery(
+        filters=parse_filters(filter_by or [], allowed=fields),
+        sort_by=_sort_field(sort_by, fields),
+        sort_order=sort_order,
+        offset=start,
+        limit=size,
+        search=search or None,
+    )
+    found = await services.calls.store(
+        services.nodes.nodes, caller, str(cluster_id), query, name=node_name
+    )
+    chosen = [views.node(use, found.cluster) for use in found.nodes]
+    return json_response(page(chosen, key="nodes", offset=start, has_more=found.has_more))
 
 
 @router.get("/api/v1/clusters/{clusterUuid}")

@@ -1,8 +1,9 @@
-"""`/api/v1/workloads`: the list and count of every workload, and one workload's detail,
-pods, events and phase history."""
+"""`/api/v1/workloads`: the list and count of every workload, the pods of every workload, and
+one workload's detail, pods, events and phase history."""
 
 from __future__ import annotations
 
+from enum import StrEnum
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -14,6 +15,8 @@ from lockstep.api.responses import json_response, page
 from lockstep.domain.errors import InvalidRequest
 from lockstep.domain.listing import ListQuery, SortOrder, check_paging, parse_filters
 from lockstep.domain.phases import Phase
+from lockstep.domain.plan import ReplicaPlan
+from lockstep.services.workloads import POD_FIELDS
 from lockstep.store.workloads import FILTER_FIELDS, SORT_FIELDS
 
 router = APIRouter(prefix="/api/v1/workloads", tags=["workloads"])
@@ -89,6 +92,65 @@ async def count_workloads(
     return json_response(
         {"count": await services.calls.store(services.workloads.count, caller, query)}
     )
+
+
+class PodVerbosity(StrEnum):
+    BRIEF = "brief"
+    FULL = "full"
+
+
+_COMPLETED = {"true": True, "false": False, "all": None, "": None}
+
+
+@router.get("/pods")
+async def list_pods(
+    caller: CallerDep,
+    services: ServicesDep,
+    deleted: Deleted = None,
+    offset: Offset = None,
+    limit: Limit = None,
+    sort_order: Order = SortOrder.ASC,
+    sort_by: SortBy = None,
+    filter_by: FilterBy = None,
+    verbosity: Annotated[PodVerbosity, Query()] = PodVerbosity.BRIEF,
+    completed: Annotated[str, Query()] = "all",
+    search: Search = None,
+) -> Response:
+    """The pods of every workload the caller may read."""
+    if sort_by is not None and sort_by not in POD_FIELDS:
+        raise InvalidRequest.of(
+            "sortBy", f"cannot sort by {sort_by!r}; fields: {', '.join(sorted(POD_FIELDS))}"
+        )
+    if completed.lower() not in _COMPLETED:
+        raise InvalidRequest.of("completed", f"{completed!r} is not one of true, false, all")
+    start, size = check_paging(offset, limit)
+    query = ListQuery(
+        filters=parse_filters(filter_by or [], allowed=frozenset(POD_FIELDS)),
+        sort_by=sort_by,
+        sort_order=sort_order,
+        offset=start,
+        limit=size,
+        search=search or None,
+        deleted=bool(deleted),
+    )
+    result = await services.calls.store(
+        services.workloads.pod_list, caller, query, completed=_COMPLETED[completed.lower()]
+    )
+    plans: dict[str, ReplicaPlan] = {}
+    items = []
+    for listed in result.items:
+        workload = listed.workload
+        plan = plans.get(workload.id) or plans.setdefault(workload.id, workload.plan())
+        items.append(
+            views.listed_pod(
+                listed.pod,
+                workload,
+                plan,
+                deleted_at=listed.deleted_at,
+                full=verbosity is PodVerbosity.FULL,
+            )
+        )
+    return json_response(page(items, key="pods", offset=start, has_more=result.has_more))
 
 
 @router.get("/{workloadId}")

@@ -16,18 +16,16 @@ branch_labels = None
 depends_on = None
 
 
+# Plain ALTER TABLE on both backends: a batch operation would copy and drop the table on
+# SQLite, which the foreign keys of the workloads that refer to projects forbid.
+
+
 def upgrade() -> None:
-    with op.batch_alter_table("projects") as batch:
-        batch.add_column(
-            sa.Column(
-                "pod_security_level",
-                sa.String(length=16),
-                server_default="baseline",
-                nullable=False,
-            )
-        )
+    op.add_column(
+        "projects",
+        sa.Column("pod_security_level", sa.String(16), server_default="baseline", nullable=False),
+    )
 
 
 def downgrade() -> None:
-    with op.batch_alter_table("projects") as batch:
-        batch.drop_column("pod_security_level")
+    op.execute("ALTER TABLE projects DROP COLUMN pod_security_level")
