@@ -12,6 +12,7 @@ import pytest
 from lockstep.config import Settings
 from lockstep.schemas.distributed import DistributedWorkload
 from tests.conftest import make_settings
+from tests.support.access import make_privileged
 from tests.support.api import Api, poll
 from tests.support.contract import assert_conforms
 
@@ -27,6 +28,13 @@ def settings(tmp_path: Path, database_url: str) -> Settings:
     return make_settings(tmp_path / "data", database_url).model_copy(
         update={"data_volumes": volumes}
     )
+
+
+@pytest.fixture(autouse=True)
+def privileged_project(api: Api) -> None:
+    """The example mounts host paths, which only a privileged project may ask (the Pod
+    Security levels are tested in test_pod_security.py)."""
+    make_privileged(api)
 
 
 SECRET_NAMES = frozenset(

@@ -25,6 +25,7 @@ import pytest
 
 from lockstep.config import NodeSettings, Settings
 from tests.conftest import make_settings
+from tests.support.access import make_privileged
 from tests.support.api import Api, poll
 from tests.support.git_server import PASSWORD, USER, GitServer, git, serving
 from tests.support.pods import pod_log
@@ -141,6 +142,13 @@ def mount_points() -> Iterator[None]:
     for path in absent:
         with contextlib.suppress(OSError):
             path.rmdir()
+
+
+@pytest.fixture(autouse=True)
+def privileged_project(api: Api) -> None:
+    """The example mounts host paths, which only a privileged project may ask (the Pod
+    Security levels are tested in test_pod_security.py)."""
+    make_privileged(api)
 
 
 def example(api: Api) -> dict[str, Any]:

@@ -11,6 +11,7 @@ import pytest
 
 from lockstep.config import Settings
 from tests.conftest import make_settings
+from tests.support.access import make_privileged
 from tests.support.api import Api
 from tests.support.requests import distributed
 
@@ -58,6 +59,7 @@ def test_the_kubernetes_dry_run_returns_the_manifests(api: Api) -> None:
 
 
 def test_the_documentation_example_renders_for_kubernetes(api: Api) -> None:
+    make_privileged(api)  # the example mounts host paths
     request = json.loads((EXAMPLES / "create-request.json").read_text())
     request["clusterId"] = api.cluster_id()
     request["projectId"] = "1"

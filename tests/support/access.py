@@ -26,3 +26,14 @@ def new_project(api: Api, name: str) -> str:
     )
     assert response.status_code == 201, response.text
     return str(response.json()["id"])
+
+
+def make_privileged(api: Api, project_id: str = "1") -> None:
+    """Let a project's pods ask for anything (Pod Security level privileged), as an
+    administrator would for the documentation's example, which mounts host paths."""
+    from lockstep.auth.tokens import OPERATOR
+    from lockstep.domain.pod_security import PodSecurityLevel
+    from lockstep.services.organization import OrganizationService
+
+    organization: OrganizationService = api.client.app.state.services.organization  # type: ignore[attr-defined]
+    organization.set_pod_security_level(OPERATOR, project_id, PodSecurityLevel.PRIVILEGED)

@@ -474,3 +474,13 @@ def test_a_pods_root_is_made_of_this_machines_disk_file_systems(tmp_path: Path) 
 def test_pods_inherit_lockstep_s_environment_but_its_own_variables() -> None:
     environ = {"PATH": "/bin", "LOCKSTEP_BOOTSTRAP_CLIENT_SECRET": "s", "LOCKSTEP_SETTINGS": "{}"}
     assert inheritable(environ) == {"PATH": "/bin"}
+
+
+def test_directories_made_in_a_pods_own_root_are_readable_by_all() -> None:
+    """bwrap would make the parents of a mount target 0700, out of reach of a pod's user."""
+    mounts = (Mount("/container/repo", source="/srv/repo"),)
+    line = command(SandboxSpec(mounts=mounts, root_layer=RootLayer("/d/rootfs")), ["true"])
+    made = line.index("/container")
+    assert line[made - 3 : made] == ["--perms", "0755", "--dir"]
+    assert made < line.index("/srv/repo")
+    assert "/container" not in command(SandboxSpec(mounts=mounts), ["true"])

@@ -633,7 +633,11 @@ def _remove_all_but_logs(files: PodFiles) -> None:
     leaves a pod that is not there rather than a broken one."""
     files.state.unlink(missing_ok=True)
     for path in files.directory.iterdir():
-        if path not in {files.log, files.rotated_log}:
+        if path in {files.log, files.rotated_log}:
+            continue
+        if path.is_dir() and not path.is_symlink():  # its root layer, its volumes' places
+            shutil.rmtree(path, ignore_errors=True)
+        else:
             path.unlink(missing_ok=True)
 
 

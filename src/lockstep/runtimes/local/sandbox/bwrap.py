@@ -23,6 +23,7 @@ from pathlib import PurePosixPath
 from lockstep.runtimes.local.sandbox.definition import MountKind, RootLayer, SandboxSpec
 
 PRIVATE_TMPFS = ("/tmp", "/dev/shm")  # noqa: S108 - the sandbox's own, not this machine's
+ROOT = PurePosixPath("/")
 
 
 def command(
@@ -59,10 +60,14 @@ def command(
     made: set[PurePosixPath] = set()
     for mount in sorted(spec.mounts, key=lambda m: len(PurePosixPath(m.target).parts)):
         target = PurePosixPath(mount.target)
-        # Directories above the target in the sandbox's memory file systems exist nowhere
-        # else: made readable by all (bwrap would make them 0700), after the tmpfs they are in.
+        # Directories above the target that bwrap makes (in the sandbox's memory file systems,
+        # or in a root of the pod's own) are made readable by all, as a container runtime
+        # makes them (bwrap would make them 0700), after the file system they are in. One
+        # that exists keeps its permissions.
         for parent in reversed(target.parents):
-            if parent not in made and any(root in parent.parents for root in roots):
+            if parent in made or parent == ROOT:
+                continue
+            if spec.root_layer is not None or any(root in parent.parents for root in roots):
                 line += ["--perms", "0755", "--dir", str(parent)]
                 made.add(parent)
         made = {path for path in made if target not in path.parents}
