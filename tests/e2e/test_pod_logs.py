@@ -10,7 +10,7 @@ from typing import Any
 
 from tests.support.api import poll
 from tests.support.pods import pod_log
-from tests.support.requests import distributed
+from tests.support.requests import distributed, shared
 from tests.support.server import LiveServer
 
 STAGES = (
@@ -34,6 +34,7 @@ def staged(cluster: str, gates: Path, name: str, *stages: str) -> dict[str, Any]
         "image": "python:3.11",
         "command": sys.executable,
         "args": " ".join([str(script), str(gates), *stages]),
+        "storage": shared(gates),  # what it writes there reaches the test
     }
     return body
 

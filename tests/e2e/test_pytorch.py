@@ -8,7 +8,7 @@ import pytest
 
 from tests.support.api import poll
 from tests.support.pods import pod_log
-from tests.support.requests import EXAMPLES, distributed
+from tests.support.requests import EXAMPLES, distributed, shared
 from tests.support.server import LiveServer
 
 pytest.importorskip("torch", reason="the PyTorch end-to-end tests need torch installed")
@@ -120,7 +120,11 @@ def test_the_whole_gang_restarts_after_a_failure_and_then_completes(
         "    time.sleep(600)\n"
     )
     body = distributed(
-        api.cluster_id(), name="flaky", args=f"{script} {tmp_path}", restartPolicy="OnFailure"
+        api.cluster_id(),
+        name="flaky",
+        args=f"{script} {tmp_path}",
+        restartPolicy="OnFailure",
+        storage=shared(tmp_path),  # the marks outlive an attempt, as they must
     )
     created = api.create(body)
     done = api.wait_for(created["workloadId"], {"Completed", "Failed"}, timeout=60)

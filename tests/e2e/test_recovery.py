@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, text
 from lockstep.runtimes.local.processes import marked_processes
 from lockstep.runtimes.local.state import PodFiles
 from tests.support.api import Api, poll
-from tests.support.requests import distributed
+from tests.support.requests import distributed, shared
 from tests.support.server import LiveServer
 
 WAIT_FOR_RELEASE = (
@@ -31,7 +31,12 @@ def held(cluster: str, release_dir: Path, name: str) -> dict[str, Any]:
     script = release_dir / "wait.py"
     script.write_text(WAIT_FOR_RELEASE)
     return distributed(
-        cluster, name=name, workers=1, command=sys.executable, args=f"{script} {release_dir}"
+        cluster,
+        name=name,
+        workers=1,
+        command=sys.executable,
+        args=f"{script} {release_dir}",
+        storage=shared(release_dir),
     )
 
 

@@ -266,6 +266,8 @@ def test_suspend_resume_and_follow_logs(cli: Cli, tmp_path: Path) -> None:
         "x",
         "--workers",
         "1",
+        "--host-path",
+        f"path={tmp_path},mount={tmp_path},readwrite",
         "--",
         sys.executable,
         str(script),
@@ -474,10 +476,10 @@ def test_cluster_nodes(cli: Cli) -> None:
     assert node["name"] in shown and "default" in shown
 
 
-def test_storage_flags_reach_the_stored_spec(cli: Cli) -> None:
+def test_storage_flags_reach_the_stored_spec(cli: Cli, tmp_path: Path) -> None:
     cli(
         "training", "pytorch", "submit", "stored", "-p", "1", "-i", "x",
-        "--host-path", "path=/tmp,mount=/data",
+        "--host-path", f"path={tmp_path},mount=/data",
         "--new-pvc", "claimname=scratch,size=1Gi,path=/scratch,ephemeral",
         "--git-sync", "source=https://example.com/r.git,path=/code,branch=main",
         "--", "true",
