@@ -44,6 +44,7 @@ from lockstep.runtimes.local.sandbox.policy import (
     seccomp_descriptor,
 )
 from lockstep.runtimes.local.state import (
+    HOSTS_FILE,
     MPI_DIRECTORY,
     PodFiles,
     PodState,
@@ -134,6 +135,8 @@ class LocalRuntime:
         every worker runs."""
         with self._lock:
             ports = self._ensure_ports(workload.id, plan)
+            if self._sandboxes is not None:
+                write_hosts(self._root / workload.id / HOSTS_FILE, plan)
             if plan.framework is DistributedFramework.MPI:
                 self._prepare_mpi(workload.id, plan)
             for replica in (
@@ -626,6 +629,34 @@ def describe(limit: int | None) -> str:
 
 def _confined(state: PodState) -> Confined:
     return Confined(cpus=None if state.cpus is None else tuple(state.cpus), cgroup=state.cgroup)
+
+
+def write_hosts(path: Path, plan: ReplicaPlan) -> None:
+    """The /etc/hosts of the workload's sandboxed pods: this machine's, and each pod's name on
+    a loopback address of its own, as a headless Service names a job's pods. Each pod has its
+    own host name (its name), which frameworks tell nodes apart by: torchrun's rendezvous
+    names a node by its fully qualified name (the name its address resolves back to) and pid,
+    and every pod has a pid namespace of its own. MPI's pods are not named there: mpirun would
+    take a worker that resolves to this machine for itself, and start its ranks without the
+    worker's agent."""
+    if path.exists():
+        return
+    try:
+        machine = Path("/etc/hosts").read_text()
+    except OSError:
+        machine = "127.0.0.1\tlocalhost\n"
+    mpi_pods = plan.framework is DistributedFramework.MPI
+    names = [] if mpi_pods else [replica.pod_name for replica in plan.replicas]
+    lines = "".join(f"{pod_address(i)}\t{name}\n" for i, name in enumerate(names))
+    temporary = path.with_suffix(".tmp")
+    temporary.write_text(f"{machine.rstrip()}\n# the pods of this workload\n{lines}")
+    temporary.replace(path)
+
+
+def pod_address(index: int) -> str:
+    """The loopback address the `index`-th pod of a workload is named at (127.1.0.1 on: every
+    127.x address reaches this machine)."""
+    return f"127.1.{index // 250}.{index % 250 + 1}"
 
 
 def _remove_all_but_logs(files: PodFiles) -> None:

@@ -24,6 +24,8 @@ from typing import Any
 import orjson
 
 MPI_DIRECTORY = "mpi"
+HOSTS_FILE = "hosts"
+"""In a workload's directory: the /etc/hosts of its sandboxed pods, naming each of its pods."""
 """Beside its pods' directories, a workload's directory holds this one: MPI's hostfile and
 remote-start agent."""
 

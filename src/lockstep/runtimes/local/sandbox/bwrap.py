@@ -50,6 +50,10 @@ def command(
     else:
         line += ["--ro-bind" if spec.read_only_root else "--bind", "/", "/"]
     line += ["--dev", "/dev", "--proc", "/proc"]
+    if spec.hostname is not None:
+        line += ["--unshare-uts", "--hostname", spec.hostname]
+    if spec.hosts_file is not None:
+        line += ["--ro-bind", spec.hosts_file, "/etc/hosts"]
     for device in spec.gpu_devices:
         line += ["--dev-bind", device, device]
     line += ["--perms", "1777", "--tmpfs", "/tmp"]  # noqa: S108 - the sandbox's own /tmp

@@ -102,6 +102,10 @@ class SandboxSpec:
     shm_bytes: int | None = DEFAULT_SHM_BYTES
     """The size of the private /dev/shm; None: no limit but memory (largeShmRequest)."""
     working_dir: str | None = None
+    hostname: str | None = None
+    """The pod's own host name (a UTS namespace of its own, as a pod's is its name)."""
+    hosts_file: str | None = None
+    """A file bound read-only at /etc/hosts: the names of the workload's pods."""
     gpu_devices: tuple[str, ...] = field(default=())
     """Device nodes of this machine to bind into the pod's /dev."""
     private_sources: tuple[str, ...] = ()
@@ -129,6 +133,8 @@ class SandboxSpec:
             "seccomp": self.seccomp,
             "shmBytes": self.shm_bytes,
             "workingDir": self.working_dir,
+            "hostname": self.hostname,
+            "hostsFile": self.hosts_file,
             "gpuDevices": list(self.gpu_devices),
             "privateSources": list(self.private_sources),
         }
@@ -153,6 +159,8 @@ class SandboxSpec:
             seccomp=bool(data.get("seccomp")),
             shm_bytes=data.get("shmBytes", DEFAULT_SHM_BYTES),
             working_dir=data.get("workingDir"),
+            hostname=data.get("hostname"),
+            hosts_file=data.get("hostsFile"),
             gpu_devices=tuple(data.get("gpuDevices") or ()),
             private_sources=tuple(data.get("privateSources") or ()),
         )

@@ -54,6 +54,7 @@ from lockstep.runtimes.local.sandbox.definition import (
     veil,
 )
 from lockstep.runtimes.local.sandbox.probe import Sandboxing, gpu_device_nodes, probe
+from lockstep.runtimes.local.state import HOSTS_FILE
 from lockstep.runtimes.local.volumes import s3_mount
 from lockstep.runtimes.local.volumes.prepare import Places, mount_of
 from lockstep.schemas.distributed import DistributedCreationRequest, PodSpec
@@ -221,6 +222,8 @@ class SandboxPolicy:
             seccomp=security.seccomp,
             shm_bytes=security.shm_bytes,
             working_dir=launch.working_dir,
+            hostname=launch.pod_name,
+            hosts_file=str(places.workload_dir / HOSTS_FILE),
             gpu_devices=gpu_device_nodes() if on is not None and on.gpus else (),
             private_sources=tuple(private) if self.sandboxing.as_root else (),
         )
