@@ -17,6 +17,7 @@ import pytest
 from lockstep.config import S3Mount, SandboxMode, Settings
 from lockstep.runtimes.local.sandbox.policy import MEMORY_ROOT
 from tests.conftest import make_settings
+from tests.support.access import make_privileged
 from tests.support.api import Api, poll
 from tests.support.git_server import (
     PASSWORD,
@@ -27,7 +28,7 @@ from tests.support.git_server import (
     serving,
 )
 from tests.support.pods import pod_log
-from tests.support.requests import distributed, python
+from tests.support.requests import distributed, python, shared
 from tests.support.s3_server import ACCESS_KEY, SECRET_KEY, S3Server
 
 IMAGENET = "0c7a1d5e-7b7e-4a4f-9a52-6a8f3f0b2d11"
@@ -45,6 +46,14 @@ def settings(tmp_path: Path, sqlite_url: str) -> Settings:
     (imagenet / "labels.txt").write_text("cat\ndog\n")
     volumes = {IMAGENET: imagenet}
     return configured.model_copy(update={"resync_seconds": 1.0, "data_volumes": volumes})
+
+
+@pytest.fixture(autouse=True)
+def privileged_project(request: pytest.FixtureRequest) -> None:
+    """What the sandbox gives is tested here, so the pods of the `api` server may ask for
+    anything (who may ask what is tested in test_pod_security.py)."""
+    if "api" in request.fixturenames:
+        make_privileged(request.getfixturevalue("api"))
 
 
 def run(api: Api, name: str, code: str, **spec: Any) -> dict[str, Any]:
@@ -222,10 +231,12 @@ def shared_mount(tmp_path: Path) -> Iterator[Path]:
 def test_mount_propagation_none_keeps_later_mounts_out_and_host_to_container_lets_them_in(
     api: Api, tmp_path: Path, shared_mount: Path
 ) -> None:
-    gate = tmp_path / "gate"
+    talk = tmp_path / "talk"  # what the test and the pods tell each other
+    talk.mkdir()
+    gate = talk / "gate"
     code = (
         "import json, os, time\n"
-        f"open({str(tmp_path)!r} + '/started-' + os.environ['HOSTNAME'], 'w').close()\n"
+        f"open({str(talk)!r} + '/started-' + os.environ['HOSTNAME'], 'w').close()\n"
         f"while not os.path.exists({str(gate)!r}):\n"
         "    time.sleep(0.02)\n"
         "print(json.dumps([os.listdir('/following/later'), os.listdir('/private/later')]))"
@@ -235,13 +246,14 @@ def test_mount_propagation_none_keeps_later_mounts_out_and_host_to_container_let
         "hostPath": [
             {"path": str(follow), "mountPath": "/following", "mountPropagation": "HostToContainer"},
             {"path": str(keep), "mountPath": "/private"},  # None, the default
+            *shared(talk)["hostPath"],
         ]
     }
     body = distributed(api.cluster_id(), name="propagation", workers=1, args=python(code))
     body["spec"]["storage"] = storage
     created = api.create(body)
     poll(
-        lambda: len(list(tmp_path.glob("started-*"))) == 2 or None,
+        lambda: len(list(talk.glob("started-*"))) == 2 or None,
         timeout=60,
         what="both pods to start",
     )
@@ -461,12 +473,14 @@ def test_an_s3_volume_shows_the_bucket_and_takes_back_what_the_pod_wrote(
     client.make_bucket(bucket)
     for key, text in (("train/a.txt", "alpha"), ("train/sub/b.txt", "beta"), ("other.txt", "x")):
         client.put_object(bucket, key, io.BytesIO(text.encode()), len(text))
-    gate = tmp_path / "gate"
+    talk = tmp_path / "talk"  # what the test and the pods tell each other
+    talk.mkdir()
+    gate = talk / "gate"
     code = (
         "import json, os, time\n"
         "if os.environ['HOSTNAME'].endswith('master-0'):\n"
         "    open('/data/result.txt', 'w').write('trained')\n"
-        f"open({str(tmp_path)!r} + '/started-' + os.environ['HOSTNAME'], 'w').close()\n"
+        f"open({str(talk)!r} + '/started-' + os.environ['HOSTNAME'], 'w').close()\n"
         f"while not os.path.exists({str(gate)!r}):\n"
         "    time.sleep(0.02)\n"
         "print(json.dumps(sorted(os.path.relpath(os.path.join(d, f), '/data')\n"
@@ -478,10 +492,10 @@ def test_an_s3_volume_shows_the_bucket_and_takes_back_what_the_pod_wrote(
         keys = {"AccessKeyId": ACCESS_KEY, "SecretKey": SECRET_KEY}
         assert api.post(SECRETS, json={"name": "s3", "data": keys})
         body = distributed(api.cluster_id(), name="bucket", workers=1, args=python(code))
-        body["spec"] |= {"storage": {"s3": [volume]}, "backoffLimit": 0}
+        body["spec"] |= {"storage": {"s3": [volume], **shared(talk)}, "backoffLimit": 0}
         created = api.create(body)
         poll(
-            lambda: len(list(tmp_path.glob("started-*"))) == 2 or None,
+            lambda: len(list(talk.glob("started-*"))) == 2 or None,
             timeout=60,
             what="both pods to start",
         )

@@ -79,9 +79,11 @@ def _pod_uids(root: Path) -> set[str]:
     uids: set[str] = set()
     if not root.is_dir():
         return uids
-    for state in root.rglob("state.json"):
+    for directory, _, files in os.walk(root):  # a dead mount below is passed over
+        if "state.json" not in files:
+            continue
         with contextlib.suppress(OSError, ValueError, AttributeError):
-            uid = json.loads(state.read_text()).get("uid")
+            uid = json.loads((Path(directory) / "state.json").read_text()).get("uid")
             if isinstance(uid, str):
                 uids.add(uid)
     return uids
