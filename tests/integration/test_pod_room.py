@@ -28,7 +28,7 @@ from lockstep.schemas.distributed import DistributedFramework
 from lockstep.store.database import Database
 from tests.conftest import make_settings
 from tests.support.api import Api, poll
-from tests.support.requests import distributed, python
+from tests.support.requests import distributed, python, shared
 from tests.support.server import kill_pods
 
 ROOM = "a node runs at most 2 pods at once"
@@ -40,11 +40,12 @@ def settings(tmp_path: Path, database_url: str) -> Settings:
     return configured.model_copy(update={"nodes": [NodeSettings(name="solo", max_pods=2)]})
 
 
-def waits_for(path: Path) -> str:
-    """`args` that wait until `path` exists, then exit."""
-    return python(
-        f"import os, time\nwhile not os.path.exists({str(path)!r}):\n    time.sleep(0.05)"
-    )
+def waits_for(path: Path) -> dict[str, Any]:
+    """The spec's `args` that wait until `path` exists, then exit, and the storage that shows
+    the pod its directory as the test writes there."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    code = f"import os, time\nwhile not os.path.exists({str(path)!r}):\n    time.sleep(0.05)"
+    return {"args": python(code), "storage": shared(path.parent)}
 
 
 def pending_with(api: Api, workload_id: str, words: str) -> dict[str, Any]:
@@ -113,9 +114,9 @@ def test_a_gang_beyond_the_nodes_room_waits_whole_and_two_that_fit_run_in_turn(
     assert pending_with(api, three, "never fit")["phaseMessage"] == (
         f"the workload can never fit this cluster: needs room for 3 pods, 2 in all ({ROOM})"
     )
-    release = tmp_path / "release"
+    release = tmp_path / "talk" / "release"
     first = api.create(
-        distributed(api.cluster_id(), name="first", workers=1, args=waits_for(release))
+        distributed(api.cluster_id(), name="first", workers=1, **waits_for(release))
     )["workloadId"]
     api.wait_for(first, {"Running"})
     second = api.create(distributed(api.cluster_id(), name="second", workers=1))["workloadId"]
@@ -131,12 +132,12 @@ def test_a_gang_beyond_the_nodes_room_waits_whole_and_two_that_fit_run_in_turn(
 def test_an_elastic_workload_starts_with_the_room_there_is_and_lists_the_rest_waiting(
     api: Api, tmp_path: Path
 ) -> None:
-    release = tmp_path / "release"
+    release = tmp_path / "talk" / "release"
     body = distributed(
         api.cluster_id(),
         name="elastic",
         workers=2,
-        args=waits_for(release),
+        **waits_for(release),
         minReplicas=2,
         maxReplicas=3,
     )

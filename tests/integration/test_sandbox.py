@@ -563,6 +563,7 @@ def unsandboxed(tmp_path: Path, sqlite_url: str) -> Iterator[Api]:
 
 
 def test_with_the_sandbox_off_each_unapplied_field_is_named(unsandboxed: Api) -> None:
+    make_privileged(unsandboxed)
     storage = {"hostPath": [{"path": "/etc", "mountPath": "/host-etc"}]}
     done = run(
         unsandboxed, "plain", "print(1)", storage=storage, security={"readOnlyRootFilesystem": True}
