@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 from tests.support.api import Api, poll
-from tests.support.requests import distributed
+from tests.support.requests import distributed, shared
 
 SERVES_WHEN_RELEASED = """\
 import http.server, os, sys, time
@@ -46,6 +46,8 @@ def unused_port() -> int:
 def served(api: Api, tmp_path: Path, name: str, port: int, **master: Any) -> dict[str, Any]:
     script = tmp_path / "serve.py"
     script.write_text(SERVES_WHEN_RELEASED)
+    talk = tmp_path / "talk"  # where the test opens the gate, as the pod sees it
+    talk.mkdir(exist_ok=True)
     body = distributed(
         api.cluster_id(), name=name, workers=1, args="-c 'import time; time.sleep(600)'"
     )
@@ -53,8 +55,9 @@ def served(api: Api, tmp_path: Path, name: str, port: int, **master: Any) -> dic
     body["masterSpec"] = {
         "image": "python:3.11",
         "command": sys.executable,
-        "args": f"{script} {tmp_path / 'gate'} {port}",
+        "args": f"{script} {talk / 'gate'} {port}",
         "ports": [{"container": port, "name": "http"}],
+        "storage": shared(talk),
         **master,
     }
     return body
@@ -99,7 +102,7 @@ def test_a_readiness_probe_gates_running_and_the_port_is_reported(api: Api, tmp_
     ]
     assert waiting["phase"] == "Initializing"
 
-    (tmp_path / "gate").touch()
+    (tmp_path / "talk" / "gate").touch()
     api.wait_for(workload_id, {"Running"}, timeout=60)
     assert pod(api, workload_id, "probed-master-0")["containers"][0]["ready"] is True
     events = api.get(f"/api/v1/workloads/{workload_id}/events").json()["events"]
@@ -144,7 +147,7 @@ def test_a_port_two_pods_declare_is_the_first_pods_and_the_other_learns_its_own(
         what="the worker's line",
     )
     assert log == f"{worker[0]['hostPort']}\n"
-    (tmp_path / "gate").touch()
+    (tmp_path / "talk" / "gate").touch()
     api.wait_for(workload_id, {"Running"}, timeout=60)
 
 
