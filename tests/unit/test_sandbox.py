@@ -7,6 +7,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -484,3 +485,13 @@ def test_directories_made_in_a_pods_own_root_are_readable_by_all() -> None:
     assert line[made - 3 : made] == ["--perms", "0755", "--dir"]
     assert made < line.index("/srv/repo")
     assert "/container" not in command(SandboxSpec(mounts=mounts), ["true"])
+
+
+def test_lockstep_s_installation_is_its_interpreter_and_its_checkout() -> None:
+    """What pods reach of lockstep's own: the checkout it runs from (this one, installed
+    editable), which holds its venv, and the interpreter the venv was made from."""
+    from lockstep.runtimes.local.sandbox.policy import installation
+
+    checkout = str(Path(__file__).resolve().parents[2])
+    assert checkout in installation()
+    assert str(Path(sys.base_prefix).resolve()) in installation()

@@ -27,6 +27,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
+import lockstep
 from lockstep.config import S3Mount, SandboxMode, Settings
 from lockstep.domain.cluster import Assignment
 from lockstep.domain.errors import Violation
@@ -406,7 +407,7 @@ def database_files(settings: Settings) -> tuple[str, ...]:
 def installation() -> tuple[str, ...]:
     """The directories of lockstep's installation: its interpreter's, its Python environment,
     and the checkout it runs from (an editable install); one inside another is left out."""
-    package = Path(__file__).resolve().parents[2]  # .../lockstep/runtimes/local → the package
+    package = Path(lockstep.__file__).resolve().parent
     checkout = package.parent.parent if package.parent.name == "src" else package.parent
     found = {str(p.resolve()) for p in (Path(sys.base_prefix), Path(sys.prefix), checkout)}
     return tuple(sorted(p for p in found if not any(Path(q) in Path(p).parents for q in found)))
