@@ -170,7 +170,6 @@ class SandboxPolicy:
                 "give it a runAsUid other than 0 with uidGidSource custom"
             )
         places = self.places(workload.id, launch.pod_name, workload.project_id, runtime_root)
-        self.check_host_paths(volumes_of(spec), workload.pod_security)
         volumes = [
             # A claim without a name is named after its workload (and kept by that name).
             dataclasses.replace(volume, source=f"{workload.name}-pvc-{volume.index}")
@@ -178,6 +177,7 @@ class SandboxPolicy:
             else volume
             for volume in volumes_of(spec)
         ]
+        self.check_host_paths(volumes, workload.pod_security)
         # The workload's own directory (the pod's directory, MPI's hostfile and agent) stays
         # visible when it lies under /tmp, which the sandbox replaces with its own, or under
         # a directory the pod's user may not enter.
