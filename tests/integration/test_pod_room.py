@@ -7,7 +7,7 @@ workload is looked at again once the nodes change."""
 
 from __future__ import annotations
 
-import uuid
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from decimal import Decimal
@@ -21,12 +21,10 @@ from lockstep.api.app import create_app
 from lockstep.config import NodeSettings, Settings
 from lockstep.domain.clock import utc_now
 from lockstep.domain.cluster import Node
-from lockstep.domain.phases import DesiredPhase, Phase
-from lockstep.domain.workload import Workload
 from lockstep.runtimes.local.runtime import LocalRuntime
-from lockstep.schemas.distributed import DistributedFramework
 from lockstep.store.database import Database
 from tests.conftest import make_settings
+from tests.integration.test_store import new_workload
 from tests.support.api import Api, poll
 from tests.support.requests import distributed, python, shared
 from tests.support.server import kill_pods
@@ -62,27 +60,12 @@ def stored_directly(settings: Settings, *, name: str, workers: int) -> str:
     assert settings.database_url is not None
     database = Database(settings.database_url)
     try:
-        with database.read() as unit:
-            project = unit.organization.projects()[0]
         now = utc_now()
         spec = distributed("", name=name, workers=workers)["spec"]
-        workload = Workload(
-            id=str(uuid.uuid4()),
-            name=name,
-            requested_name=name,
-            project_id=project.id,
-            department_id=project.department_id,
-            cluster_id=project.cluster_id,
-            created_by="test",
-            created_at=now,
-            desired_phase=DesiredPhase.RUNNING,
-            actual_phase=Phase.CREATING,
-            phase_message="",
-            phase_updated_at=now,
-            framework=DistributedFramework.PYTORCH,
+        workload = dataclasses.replace(
+            new_workload(database, name, created_at=now),
             request={"spec": spec},
-            priority_class="train",
-            priority=50,
+            phase_updated_at=now,
         )
         with database.write() as unit:
             unit.workloads.insert(workload)
