@@ -36,7 +36,6 @@ from lockstep.runtimes.local.sandbox.definition import (
 )
 from lockstep.runtimes.local.sandbox.policy import CONTAINER_CAPABILITIES, SandboxPolicy
 from lockstep.runtimes.local.sandbox.probe import Sandboxing, machine_file_systems
-from lockstep.runtimes.local.workload_launches import inheritable
 from lockstep.schemas.distributed import WorkerSpec
 from tests.unit.k8s import workload_of
 from tests.unit.specs import request_body
@@ -470,11 +469,6 @@ def test_a_pods_root_is_made_of_this_machines_disk_file_systems(tmp_path: Path) 
     assert "/home" not in found
     expected = ["/"] + [p for p in ("/work", "/work/scratch space") if Path(p).is_dir()]
     assert list(found) == expected
-
-
-def test_pods_inherit_lockstep_s_environment_but_its_own_variables() -> None:
-    environ = {"PATH": "/bin", "LOCKSTEP_BOOTSTRAP_CLIENT_SECRET": "s", "LOCKSTEP_SETTINGS": "{}"}
-    assert inheritable(environ) == {"PATH": "/bin"}
 
 
 def test_directories_made_in_a_pods_own_root_are_readable_by_all() -> None:

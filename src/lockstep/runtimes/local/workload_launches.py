@@ -35,15 +35,6 @@ from lockstep.schemas.distributed import DistributedFramework
 
 NOT_PLACED = "<assigned at start>"
 
-OWN_VARIABLES = "LOCKSTEP_"
-"""lockstep's own configuration (its database's URL, its bootstrap secret, its settings), which
-no pod inherits."""
-
-
-def inheritable(environ: Mapping[str, str]) -> dict[str, str]:
-    """What of lockstep's environment a pod inherits: all but lockstep's own variables."""
-    return {k: v for k, v in environ.items() if not k.startswith(OWN_VARIABLES)}
-
 
 @dataclass(frozen=True, slots=True)
 class Launches:
@@ -51,8 +42,7 @@ class Launches:
 
     root: Path
     environ: Mapping[str, str]
-    """What every pod inherits (lockstep's own environment, less its own variables: see
-    `inheritable`)."""
+    """lockstep's own environment, of which a pod inherits only `pod_launch.PASS_THROUGH`."""
     image_environments: Mapping[str, Path] = field(default_factory=dict)
     sandboxes: SandboxPolicy | None = None
     """How pods are sandboxed; None: they are not (nor told what is not applied)."""
@@ -90,7 +80,7 @@ class Launches:
             replica,
             pod=identity,
             endpoints=endpoints,
-            inherited=inheritable(self.environ),
+            inherited=self.environ,
             project_id=workload.project_id,
             ports=ports.containers.get(pod_name, ()),
             runtime_env=runtime_env,
