@@ -57,7 +57,7 @@ def main() -> None:
     workload_dir = Path(os.environ[WORKLOAD_DIR])
     files = PodFiles(workload_dir / os.environ["HOSTNAME"])
     launch = Launch.from_json(read_json(files.launch))
-    sandboxing = None if launch.sandbox is None else probe()
+    sandboxing = None if launch.sandbox is None else probe(try_layers=False)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address(workload_dir.name, launch.pod_name))
     listener.listen(64)

@@ -72,10 +72,14 @@ class Sandboxing:
         )
 
 
-def probe(bwrap: str | None = None, *, scratch: Path | None = None) -> Sandboxing:
+def probe(
+    bwrap: str | None = None, *, scratch: Path | None = None, try_layers: bool = True
+) -> Sandboxing:
     """Look for bwrap and run it once, as lockstep would, to see that it works here; as root,
-    also overlay a root of a pod's own in `scratch` (a directory on the file system that pods'
-    directories are on; a temporary one when None) to see that overlayfs works here."""
+    and unless `try_layers` is false (the caller builds sandboxes from stored specs, which say
+    their layers), also overlay a root of a pod's own in `scratch` (a directory on the file
+    system that pods' directories are on; a temporary one when None) to see that overlayfs
+    works here."""
     found = bwrap or shutil.which("bwrap")
     as_root = os.geteuid() == 0
     if found is None:
@@ -90,6 +94,8 @@ def probe(bwrap: str | None = None, *, scratch: Path | None = None) -> Sandboxin
     if problem:
         return Sandboxing(found, f"bwrap cannot create a sandbox here: {problem}", as_root)
     works = Sandboxing(found, "", as_root, env=env, setpriv=setpriv, unshare=unshare)
+    if not try_layers:
+        return works
     if not as_root:
         reason = "lockstep does not run as root, and only root may mount overlayfs here"
         return dataclasses.replace(works, layer_problem=reason)
