@@ -224,13 +224,15 @@ def test_exit_codes(cli: Cli, tmp_path: Path) -> None:
         "--backoff-limit",
         "0",
         "--wait",
+        "--follow",
         "--",
         sys.executable,
         "-c",
-        "raise SystemExit(7)",
+        "print('last words'); raise SystemExit(7)",
         status=1,
     )
     assert "failed" in failed.stderr and "exited with code 7" in failed.stderr
+    assert "last words" in failed.stdout + failed.stderr  # its log, or the reason quoting it
     cli("training", "describe", "no-such-workload", status=3)
     assert (
         "KEY=VALUE"

@@ -1,6 +1,7 @@
 """`submit --wait`: what a person watches while a workload starts — its phase (and why it
 waits) and each pod's phase and node, redrawn in place on a terminal, a line per change
-otherwise — until it runs, or ends with the reason it failed."""
+otherwise — until it runs, or ends with the reason it failed; with `--follow`, the outcome
+once the logs end."""
 
 from __future__ import annotations
 
@@ -16,7 +17,6 @@ if TYPE_CHECKING:
     from lockstep.sdk import Client
 
 POLL_SECONDS = 0.5
-DONE = frozenset({"Running", "Completed"})
 
 
 def until_running(client: Client, workload_id: str) -> dict[str, Any]:
@@ -26,12 +26,28 @@ def until_running(client: Client, workload_id: str) -> dict[str, Any]:
     return _lines(client, workload_id)
 
 
+def outcome(client: Client, workload_id: str) -> dict[str, Any]:
+    """After its logs end: poll until the workload settles (its phase can lag its pods') —
+    Completed, Failed or Stopped (suspended meanwhile) — and exit 1 with its reason if it
+    failed."""
+    while True:
+        workload = client.get(workload_id)
+        if workload["phase"] in ("Completed", "Failed", "Stopped"):
+            _outcome(workload, [])
+            return workload
+        time.sleep(POLL_SECONDS)
+
+
 def _snapshot(client: Client, workload_id: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     return client.get(workload_id), client.pods(workload_id)
 
 
-def _outcome(workload: dict[str, Any]) -> dict[str, Any] | None:
-    if workload["phase"] in DONE:
+def _outcome(workload: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The workload once it is settled: Completed, Failed, or Running with a pod that runs
+    (its phase can still say Running for a moment after every pod has failed)."""
+    if workload["phase"] == "Completed":
+        return workload
+    if workload["phase"] == "Running" and any(p["k8sPhase"] == "Running" for p in pods):
         return workload
     if workload["phase"] == "Failed":
         raise fail(
@@ -51,7 +67,7 @@ def _lines(client: Client, workload_id: str) -> dict[str, Any]:
         if text != shown:
             print(text, file=sys.stderr, flush=True)
             shown = text
-        done = _outcome(workload)
+        done = _outcome(workload, pods)
         if done is not None:
             return done
         time.sleep(POLL_SECONDS)
@@ -66,7 +82,7 @@ def _live(client: Client, workload_id: str) -> dict[str, Any]:
     with Live(_view(workload, pods), console=console, refresh_per_second=4) as live:
         while True:
             live.update(_view(workload, pods))
-            done = _outcome(workload)
+            done = _outcome(workload, pods)
             if done is not None:
                 return done
             time.sleep(POLL_SECONDS)

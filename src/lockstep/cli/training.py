@@ -14,7 +14,7 @@ import typer
 
 from lockstep.cli.connection import NOT_FOUND, USAGE, connected, fail, project_id
 from lockstep.cli.output import structured, table
-from lockstep.cli.progress import until_running
+from lockstep.cli.progress import outcome, until_running
 from lockstep.cli.requests import FRAMEWORKS, BadFlag, MasterOptions, SubmitOptions, build
 from lockstep.cli.storage import storage
 
@@ -170,7 +170,10 @@ def _submit_command(framework: str) -> Callable[..., None]:
             bool, typer.Option("--wait", help="Show progress until it runs (or fails).")
         ] = False,
         follow: Annotated[
-            bool, typer.Option("--follow", help="With --wait: then stream the logs.")
+            bool,
+            typer.Option(
+                "--follow", help="With --wait: then stream the logs and exit with its outcome."
+            ),
         ] = False,
         output: Output = None,
     ) -> None:
@@ -242,6 +245,7 @@ def _submit_command(framework: str) -> Callable[..., None]:
                 until_running(client, workload_id)
                 if follow:
                     _follow_all(client, workload_id)
+                    outcome(client, workload_id)
 
     submit.__doc__ = f"Submit a distributed {FRAMEWORK_NAMES[framework]} workload."
     return submit
