@@ -130,11 +130,14 @@ def test_parked_workloads_leave_the_queue_until_unparked(database: Database) -> 
             unit.workloads.insert(workload)
         unit.workloads.apply(workloads[1], WorkloadUpdate(phase=Phase.PENDING, parked=True), NOW)
     with database.read() as unit:
-        assert [w.name for w in unit.workloads.queue_heads(limit=10)] == ["job-0", "job-2"]
+        assert [w.name for w in unit.workloads.queue_heads(per_project=10, limit=10)] == [
+            "job-0",
+            "job-2",
+        ]
     with database.write() as unit:
         unit.workloads.unpark_all()
     with database.read() as unit:
-        assert sorted(w.name for w in unit.workloads.queue_heads(limit=10)) == [
+        assert sorted(w.name for w in unit.workloads.queue_heads(per_project=10, limit=10)) == [
             "job-0",
             "job-1",
             "job-2",
@@ -152,3 +155,63 @@ def test_deleted_workloads_are_kept_but_hidden(database: Database) -> None:
         assert kept is not None and kept.deleted_at == NOW
     with database.write() as unit:
         unit.workloads.insert(new_workload(database))  # the name is free again
+
+
+def test_the_queue_is_read_per_project_and_positions_count_within_one(database: Database) -> None:
+    with database.write() as unit:
+        first = unit.organization.projects()[0]
+        other = unit.organization.add_project(
+            name="other",
+            cluster_id=first.cluster_id,
+            department_id=first.department_id,
+            created_by="test",
+            requested_namespace=None,
+            resources=[],
+            now=NOW,
+        )
+    crowd = [
+        new_workload(database, f"crowd-{i}", created_at=NOW + timedelta(seconds=i))
+        for i in range(5)
+    ]
+    late = replace(
+        new_workload(database, "late", created_at=NOW + timedelta(seconds=9)),
+        project_id=other.id,
+    )
+    urgent = replace(
+        new_workload(database, "urgent", created_at=NOW + timedelta(seconds=10)), priority=100
+    )
+    with database.write() as unit:
+        for workload in [*crowd, late, urgent]:
+            unit.workloads.insert(workload)
+    with database.read() as unit:
+        heads = unit.workloads.queue_heads(per_project=2, limit=10)
+        # Two of each project's queue, by priority then age: the crowd does not hide `late`.
+        assert [w.name for w in heads] == ["urgent", "crowd-0", "late"]
+        assert unit.workloads.queue_position(crowd[3]) == 5  # urgent and crowd-0..2 ahead
+        assert unit.workloads.queue_position(late) == 1
+        assert [w.name for w in unit.workloads.queue_heads(per_project=9, limit=3)] == [
+            "urgent",
+            "crowd-0",
+            "crowd-1",
+        ]
+
+
+def test_why_a_workload_waits_is_kept_while_pending_only(database: Database) -> None:
+    from lockstep.domain.workload import PendingMessage
+
+    workload = new_workload(database)
+    why = PendingMessage("default", "OverLimit", "over its GPU limit", org_type="project")
+    with database.write() as unit:
+        unit.workloads.insert(workload)
+        unit.workloads.apply(
+            workload, WorkloadUpdate(phase=Phase.PENDING, message="waits", pending=(why,)), NOW
+        )
+    with database.read() as unit:
+        pending = unit.workloads.get(workload.id)
+    assert pending is not None and pending.pending == (why,)
+    assert pending.phase_reason == "OverLimit"
+    with database.write() as unit:
+        unit.workloads.apply(pending, WorkloadUpdate(phase=Phase.INITIALIZING), NOW)
+    with database.read() as unit:
+        started = unit.workloads.get(workload.id)
+    assert started is not None and started.pending == () and started.phase_reason is None

@@ -14,6 +14,37 @@ from lockstep.domain.plan import ReplicaPlan, build_plan
 from lockstep.domain.pod_security import DEFAULT_LEVEL, PodSecurityLevel
 from lockstep.schemas.distributed import DistributedFramework, MasterSpec, WorkerSpec
 
+@dataclass(frozen=True, slots=True)
+class PendingMessage:
+    """Why a pending workload waits in one node pool, as the contract's
+    `PendingSchedulingMessage` says it: a quota's phase reason, and words for the user."""
+
+    node_pool: str
+    phase_reason: str
+    reason: str
+    org_type: str | None = None
+    user_message: str | None = None
+
+    def to_json(self) -> dict[str, str | None]:
+        return {
+            "nodePool": self.node_pool,
+            "phaseReason": self.phase_reason,
+            "reason": self.reason,
+            "orgType": self.org_type,
+            "userMessage": self.user_message,
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> PendingMessage:
+        return cls(
+            node_pool=str(data["nodePool"]),
+            phase_reason=str(data["phaseReason"]),
+            reason=str(data["reason"]),
+            org_type=data.get("orgType"),
+            user_message=data.get("userMessage"),
+        )
+
+
 WorkloadRequest = dict[str, Any]
 """The wire form of what the user asked for: `spec`, `masterSpecSameAsWorker`, `masterSpec`."""
 
@@ -55,6 +86,13 @@ class Workload:
     """Where each pod was placed, while the workload holds its resources (admitted)."""
     pod_security: PodSecurityLevel = DEFAULT_LEVEL
     """Its project's Pod Security level, which the runtimes apply to its pods."""
+    pending: tuple[PendingMessage, ...] = ()
+    """While Pending because of a quota: why, per node pool (the first one's phase reason is
+    the workload's `phaseReason`)."""
+
+    @property
+    def phase_reason(self) -> str | None:
+        return self.pending[0].phase_reason if self.pending else None
 
     def plan(self) -> ReplicaPlan:
         """The replica plan of the stored request."""
@@ -163,6 +201,9 @@ class WorkloadUpdate:
     placement: Mapping[str, Assignment] | None = None
     """Set on admission: the resources the pods hold from now on; given back when the
     workload reaches a phase without pods."""
+    pending: tuple[PendingMessage, ...] | None = None
+    """Why it waits, when it is Pending because of a quota (None: unchanged); cleared when it
+    leaves Pending."""
 
     @property
     def is_empty(self) -> bool:
@@ -176,4 +217,5 @@ class WorkloadUpdate:
             and self.parked is None
             and self.auto_delete_at is None
             and self.placement is None
+            and self.pending is None
         )

@@ -40,7 +40,10 @@ log = logging.getLogger(__name__)
 
 DEFAULT_GRACE_SECONDS = 30.0
 WAITING_TO_SCHEDULE = "waiting to be scheduled"
-SCHEDULE_BATCH = 256
+SCHEDULE_BATCH = 1024
+"""The most queued workloads one cycle decides on…"""
+SCHEDULE_PER_PROJECT = 64
+"""…and the most of them from one project's queue, so that no long queue hides another's."""
 PLAN_CACHE_SIZE = 2048
 LOG_TAIL_LINES = 5
 LOG_LINE_CHARACTERS = 200
@@ -539,12 +542,14 @@ class Reconciler:
         Returns what to write about the workloads it decided on."""
         nodes = self._current_nodes()
         with self._db.read() as unit:
-            heads = unit.workloads.queue_heads(limit=SCHEDULE_BATCH)
+            heads = unit.workloads.queue_heads(
+                per_project=SCHEDULE_PER_PROJECT, limit=SCHEDULE_BATCH
+            )
             admitted = unit.workloads.admitted() if heads or self._elastic_waiting else []
         changes: list[tuple[Workload, WorkloadUpdate]] = []
         if not heads and not self._elastic_waiting:
             return changes
-        if len(heads) == SCHEDULE_BATCH:
+        if len(heads) == SCHEDULE_BATCH or _some_project_has(heads, SCHEDULE_PER_PROJECT):
             self._schedule_needed = True  # more are queued behind this batch
         decisions, unmet, plans = self._cycle(nodes, heads, admitted)
         by_id = {w.id: w for w in heads}
@@ -599,6 +604,14 @@ class Reconciler:
         for workload, change in changes:
             _check(workload, change)
         return changes
+
+
+def _some_project_has(heads: Sequence[Workload], count: int) -> bool:
+    """Whether `count` of the heads come from one project (more of its queue may wait)."""
+    per_project: dict[str, int] = {}
+    for workload in heads:
+        per_project[workload.project_id] = per_project.get(workload.project_id, 0) + 1
+    return any(n >= count for n in per_project.values())
 
 
 def _held_and_next(gang: Gang, placement: Mapping[str, Assignment], room: int) -> list[PodNeed]:

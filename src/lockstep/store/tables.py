@@ -144,6 +144,8 @@ workloads = Table(
     Column("parked", Boolean, nullable=False, server_default=text("false")),
     Column("auto_delete_at", UtcDateTime),
     Column("placement", Text),
+    Column("phase_reason", String(32)),
+    Column("pending_messages", Text),
     Index(
         "uq_workloads_live_name",
         "project_id",
@@ -154,6 +156,7 @@ workloads = Table(
     ),
     Index("ix_workloads_created_at", "created_at"),
     Index("ix_workloads_queue", "actual_phase", "parked", "created_at"),
+    Index("ix_workloads_project_queue", "project_id", "actual_phase", "parked"),
 )
 
 pods = Table(

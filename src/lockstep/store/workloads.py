@@ -43,6 +43,7 @@ from lockstep.domain.pod_security import PodSecurityLevel
 from lockstep.domain.workload import (
     Event,
     EventType,
+    PendingMessage,
     PhaseChange,
     Pod,
     PodPhase,
@@ -199,6 +200,7 @@ _WORKLOAD_FIELDS = (
     "framework", "request", "priority_class", "priority", "category", "allocated_gpus",
     "deleted_at", "completed_at", "running_pods", "namespace", "project_name",
     "department_name", "parked", "auto_delete_at", "placement", "pod_security_level",
+    "pending_messages",
 )  # fmt: skip
 _POSITIONS = {column.key: index for index, column in enumerate(_JOINED.selected_columns)}
 _workload_values = operator.itemgetter(*(_POSITIONS[name] for name in _WORKLOAD_FIELDS))
@@ -212,6 +214,7 @@ def _workload(row: Row[Any]) -> Workload:
         framework, request, priority_class, priority, category, allocated_gpus,
         deleted_at, completed_at, running_pods, namespace, project_name,
         department_name, parked, auto_delete_at, placement, pod_security_level,
+        pending_messages,
     ) = _workload_values(row)  # fmt: skip
     return Workload(
         id=workload_id,
@@ -242,22 +245,60 @@ def _workload(row: Row[Any]) -> Workload:
         auto_delete_at=auto_delete_at,
         placement=None if placement is None else placement_from_json(orjson.loads(placement)),
         pod_security=PodSecurityLevel(pod_security_level),
+        pending=_pending(pending_messages),
     )
+
+
+def _pending(stored: str | None) -> tuple[PendingMessage, ...]:
+    if not stored:
+        return ()
+    return tuple(PendingMessage.from_json(message) for message in orjson.loads(stored))
 
 
 _BY_ID = _JOINED.where(workloads.c.id == bindparam("id"))
 _LIVE_BY_ID = _BY_ID.where(workloads.c.deleted_at.is_(None))
 _BY_IDS = _JOINED.where(workloads.c.id.in_(bindparam("ids", expanding=True)))
 _IDS_PER_QUERY = 500
-_QUEUE_HEADS = (
-    _JOINED.where(
-        workloads.c.deleted_at.is_(None),
-        workloads.c.actual_phase.in_([Phase.CREATING.value, Phase.PENDING.value]),
-        workloads.c.desired_phase == DesiredPhase.RUNNING.value,
-        workloads.c.parked == false(),
+_IN_QUEUE = (
+    workloads.c.deleted_at.is_(None),
+    workloads.c.actual_phase.in_([Phase.CREATING.value, Phase.PENDING.value]),
+    workloads.c.desired_phase == DesiredPhase.RUNNING.value,
+    workloads.c.parked == false(),
+)
+_QUEUE_ORDER = (workloads.c.priority.desc(), workloads.c.created_at, workloads.c.id)
+"""A project's queue: by priority, then in submission order."""
+_RANKED = (
+    select(
+        workloads.c.id,
+        func.row_number().over(partition_by=workloads.c.project_id, order_by=_QUEUE_ORDER).label(
+            "rank"
+        ),
     )
-    .order_by(workloads.c.priority.desc(), workloads.c.created_at, workloads.c.id)
+    .where(*_IN_QUEUE)
+    .subquery()
+)
+_QUEUE_HEADS = (
+    _JOINED.join(_RANKED, _RANKED.c.id == workloads.c.id)
+    .where(_RANKED.c.rank <= bindparam("per_project"))
+    .order_by(*_QUEUE_ORDER)
     .limit(bindparam("limit"))
+)
+_AHEAD_IN_PROJECT = select(func.count()).where(
+    *_IN_QUEUE,
+    workloads.c.project_id == bindparam("project_id"),
+    or_(
+        workloads.c.priority > bindparam("priority"),
+        and_(
+            workloads.c.priority == bindparam("priority"),
+            or_(
+                workloads.c.created_at < bindparam("created_at"),
+                and_(
+                    workloads.c.created_at == bindparam("created_at"),
+                    workloads.c.id < bindparam("id"),
+                ),
+            ),
+        ),
+    ),
 )
 _INSERT_WORKLOAD = insert(workloads)
 _INSERT_EVENT = insert(events)
@@ -368,6 +409,15 @@ class WorkloadRepository:
             self._record_phase(workload.id, phase, message, now)
         if change.parked is not None:
             values["parked"] = change.parked
+        if change.pending is not None and phase is Phase.PENDING:
+            values["pending_messages"] = (
+                orjson.dumps([m.to_json() for m in change.pending]).decode()
+                if change.pending
+                else None
+            )
+            values["phase_reason"] = change.pending[0].phase_reason if change.pending else None
+        elif phase is not Phase.PENDING and workload.pending:
+            values["pending_messages"] = values["phase_reason"] = None
         if change.auto_delete_at is not None:
             values["auto_delete_at"] = change.auto_delete_at
         if change.placement is not None:
@@ -608,11 +658,26 @@ class WorkloadRepository:
         )
         return list(self._db.execute(query.order_by(workloads.c.created_at)).scalars())
 
-    def queue_heads(self, *, limit: int) -> list[Workload]:
-        """The scheduler's queue, oldest first: new (Creating) and Pending workloads that are
-        wanted Running and not parked."""
-        rows = self._db.execute(_QUEUE_HEADS, {"limit": limit}).all()
-        return [_workload(r) for r in rows]
+    def queue_heads(self, *, per_project: int, limit: int) -> list[Workload]:
+        """The scheduler's queue: new (Creating) and Pending workloads that are wanted Running
+        and not parked, the first `per_project` of each project's queue (by priority, then
+        oldest first), at most `limit` in all — so that no project's long queue hides another
+        project's head."""
+        rows = self._db.execute(_QUEUE_HEADS, {"per_project": per_project, "limit": limit})
+        return [_workload(r) for r in rows.all()]
+
+    def queue_position(self, workload: Workload) -> int:
+        """Its 1-based position in its project's queue (the workloads ahead of it, plus one)."""
+        ahead = self._db.execute(
+            _AHEAD_IN_PROJECT,
+            {
+                "project_id": int(workload.project_id),
+                "priority": workload.priority,
+                "created_at": workload.created_at,
+                "id": workload.id,
+            },
+        ).scalar_one()
+        return int(ahead) + 1
 
     def admitted(self) -> list[Workload]:
         """Workloads holding resources: those whose pods may exist."""

@@ -1,0 +1,32 @@
+"""Why a pending workload waits, as the scheduler says it: its phase reason
+(`NonPreemptibleOverQuota`, `OverLimit`) and its pending scheduling messages, and the queue
+heads read per project.
+
+Revision ID: 0006
+Revises: 0005
+Create Date: 2026-12-01 13:00:00.000000
+"""
+
+from __future__ import annotations
+
+import sqlalchemy as sa
+from alembic import op
+
+revision = "0006"
+down_revision = "0005"
+branch_labels = None
+depends_on = None
+
+
+def upgrade() -> None:
+    op.add_column("workloads", sa.Column("phase_reason", sa.String(32), nullable=True))
+    op.add_column("workloads", sa.Column("pending_messages", sa.Text(), nullable=True))
+    op.create_index(
+        "ix_workloads_project_queue", "workloads", ["project_id", "actual_phase", "parked"]
+    )
+
+
+def downgrade() -> None:
+    op.drop_index("ix_workloads_project_queue", "workloads")
+    for column in ("pending_messages", "phase_reason"):
+        op.execute(f"ALTER TABLE workloads DROP COLUMN {column}")
