@@ -20,6 +20,7 @@ from lockstep.domain.cluster import NodeUse
 from lockstep.domain.organization import Cluster, Department, Project
 from lockstep.domain.phases import Phase
 from lockstep.domain.plan import ReplicaPlan
+from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.values import ConfigMap, Secret
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
@@ -156,6 +157,7 @@ def workload_item(
         "completedAt": _time(w.completed_at),
         "phase": w.actual_phase.value,
         "phaseMessage": w.phase_message,
+        "phaseReason": w.phase_reason,
         "phaseUpdatedAt": iso(w.phase_updated_at),
         "k8sPhase": _K8S_PHASE.get(w.actual_phase, "Unknown"),
         "k8sPhaseUpdatedAt": iso(w.phase_updated_at),
@@ -170,7 +172,7 @@ def workload_item(
         "images": images,
         "requestedPods": {"number": int(spec.get("numWorkers") or 1) + 1},
         "actionsSupport": {"delete": True, "suspend": not w.actual_phase.is_terminal},
-        "preemptible": spec.get("preemptibility") != "non-preemptible",
+        "preemptible": is_preemptible(w.priority_class, spec.get("preemptibility")),
     }
     if spec.get("command"):
         item["command"] = spec["command"]

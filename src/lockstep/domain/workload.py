@@ -14,6 +14,7 @@ from lockstep.domain.plan import ReplicaPlan, build_plan
 from lockstep.domain.pod_security import DEFAULT_LEVEL, PodSecurityLevel
 from lockstep.schemas.distributed import DistributedFramework, MasterSpec, WorkerSpec
 
+
 @dataclass(frozen=True, slots=True)
 class PendingMessage:
     """Why a pending workload waits in one node pool, as the contract's

@@ -191,6 +191,16 @@ class WorkloadService:
         with self._db.read() as unit:
             return self._readable(unit, caller, workload_id)
 
+    def get_with_position(self, caller: Principal, workload_id: str) -> tuple[Workload, int | None]:
+        """The workload, and while it waits to be admitted its position in its project's
+        queue (1: the next of its project to be admitted)."""
+        with self._db.read() as unit:
+            workload = self._readable(unit, caller, workload_id)
+            waiting = workload.actual_phase in (Phase.CREATING, Phase.PENDING) and (
+                workload.desired_phase is DesiredPhase.RUNNING and not workload.parked
+            )
+            return workload, unit.workloads.queue_position(workload) if waiting else None
+
     def delete(self, caller: Principal, workload_id: str) -> None:
         with self._db.write() as unit:
             workload = unit.workloads.get(workload_id, include_deleted=True)

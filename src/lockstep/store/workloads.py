@@ -270,9 +270,9 @@ _QUEUE_ORDER = (workloads.c.priority.desc(), workloads.c.created_at, workloads.c
 _RANKED = (
     select(
         workloads.c.id,
-        func.row_number().over(partition_by=workloads.c.project_id, order_by=_QUEUE_ORDER).label(
-            "rank"
-        ),
+        func.row_number()
+        .over(partition_by=workloads.c.project_id, order_by=_QUEUE_ORDER)
+        .label("rank"),
     )
     .where(*_IN_QUEUE)
     .subquery()

@@ -14,7 +14,6 @@ from lockstep.api.deps import CallerDep, ServicesDep, WorkloadId
 from lockstep.api.responses import json_response, page
 from lockstep.domain.errors import InvalidRequest
 from lockstep.domain.listing import ListQuery, SortOrder, check_paging, parse_filters
-from lockstep.domain.phases import Phase
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.services.workloads import POD_FIELDS
 from lockstep.store.workloads import FILTER_FIELDS, SORT_FIELDS
@@ -157,7 +156,9 @@ async def list_pods(
 async def get_workload(
     workload_id: WorkloadId, caller: CallerDep, services: ServicesDep
 ) -> Response:
-    workload = await services.calls.store(services.workloads.get, caller, str(workload_id))
+    workload, position = await services.calls.store(
+        services.workloads.get_with_position, caller, str(workload_id)
+    )
     item = views.workload_item(
         workload, image_environments=services.image_environments, unsandboxed=services.unsandboxed
     )
@@ -166,11 +167,10 @@ async def get_workload(
             services.workloads.pods, caller, str(workload_id), deleted=False
         )
         item["urls"] = views.exposed_urls(workload, pods, host=services.public_host)
-    message = workload.phase_message
-    if workload.actual_phase is Phase.PENDING and message:
-        item["pendingSchedulingMessages"] = [
-            {"nodePool": "default", "phaseReason": "OverLimit", "reason": message}
-        ]
+    if workload.pending:
+        item["pendingSchedulingMessages"] = [m.to_json() for m in workload.pending]
+    if position is not None:
+        item["queuePosition"] = position
     return json_response(item)
 
 
