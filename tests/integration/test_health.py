@@ -149,6 +149,7 @@ LOCKSTEP_OPERATIONS = {
     ("/api/v1/org-unit/departments", "get"),
     ("/api/v1/org-unit/departments", "post"),
     ("/api/v1/org-unit/departments/{departmentId}", "get"),
+    ("/api/v1/scheduling/queue", "get"),
     ("/api/v1/org-unit/projects/{projectId}/secrets", "get"),
     ("/api/v1/org-unit/projects/{projectId}/secrets", "post"),
     ("/api/v1/org-unit/projects/{projectId}/secrets/{name}", "get"),

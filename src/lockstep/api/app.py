@@ -21,6 +21,7 @@ from lockstep.api.routes import (
     health,
     organization,
     pod_logs,
+    scheduling,
     tokens,
     values,
     workloads,
@@ -37,6 +38,7 @@ from lockstep.runtimes.local.sandbox.policy import unknown_data_volumes
 from lockstep.runtimes.local.volumes.claims import Claims
 from lockstep.services.claims import ClaimService
 from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
+from lockstep.services.scheduling import SchedulingService
 from lockstep.services.workloads import WorkloadService
 from lockstep.store.database import Database
 
@@ -101,6 +103,7 @@ def create_app(
             allowed_host_paths=settings.host_path_allowances,
         ),
         organization=core.organization,
+        scheduling=SchedulingService(core.database),
         identity=core.identity,
         values=core.values,
         claims=ClaimService(
@@ -127,7 +130,17 @@ def create_app(
     app.state.controller = controller
     app.state.readiness = health.Readiness(core.database.ping, controller.reconciler_runs)
     errors.install(app)
-    routers = (health, tokens, distributed, workloads, pod_logs, organization, values, claims)
+    routers = (
+        health,
+        tokens,
+        distributed,
+        workloads,
+        pod_logs,
+        organization,
+        scheduling,
+        values,
+        claims,
+    )
     for module in routers:
         app.include_router(module.router)
     return app

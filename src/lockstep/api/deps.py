@@ -26,6 +26,7 @@ from lockstep.services.claims import ClaimService
 from lockstep.services.identity import IdentityService
 from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
+from lockstep.services.scheduling import SchedulingService
 from lockstep.services.values import ValueService
 from lockstep.services.workloads import WorkloadService
 
@@ -34,6 +35,7 @@ from lockstep.services.workloads import WorkloadService
 class Services:
     workloads: WorkloadService
     organization: OrganizationService
+    scheduling: SchedulingService
     identity: IdentityService
     values: ValueService
     claims: ClaimService

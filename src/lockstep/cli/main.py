@@ -52,6 +52,23 @@ app.command("login")(login.login)
 app.command("render")(render.render)
 
 
+@app.command("queue")
+def queue(
+    project: Annotated[
+        str | None, typer.Option("-p", "--project", help="Project name or id.")
+    ] = None,
+    output: Annotated[
+        str | None, typer.Option("-o", "--output", help="json or yaml instead of tables.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON.")] = False,
+) -> None:
+    """Per project and node pool: deserved share, fair share, allocated, requested; then the
+    waiting workloads in the order they will be admitted, and why each waits."""
+    from lockstep.cli.queue import show
+
+    show(project, output, as_json)
+
+
 @app.command()
 def serve(
     host: Annotated[str | None, typer.Option(help="Address to listen on [LOCKSTEP_HOST].")] = None,

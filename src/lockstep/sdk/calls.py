@@ -151,6 +151,12 @@ def clusters() -> Call:
     return Call("GET", "/api/v1/clusters")
 
 
+def queue(project_id: str | None = None) -> Call:
+    """The scheduler's queue per project (a lockstep extension)."""
+    params = {} if project_id is None else {"projectId": project_id}
+    return Call("GET", "/api/v1/scheduling/queue", params=params)
+
+
 def nodes(cluster_id: str) -> Call:
     return Call("GET", f"/api/v1/clusters/{cluster_id}/nodes")
 

@@ -216,6 +216,12 @@ class Client:
     def projects(self) -> Items:
         return list(self._json(calls.projects())["projects"])
 
+    def queue(self, project_id: str | None = None) -> Items:
+        """Per project (every one you may read, or the one named): its shares in each node
+        pool as the last scheduling cycle found them, and its waiting workloads in the order
+        they will be admitted, each with why it waits."""
+        return list(self._json(calls.queue(project_id))["projects"])
+
     def create_claim(self, project_id: str, name: str, *, size: str | None = None) -> Json:
         """A new claim (a pvc volume of the local runtime) in the project; `size` is a
         Kubernetes quantity such as `10Gi`."""
@@ -477,6 +483,9 @@ class AsyncClient:
 
     async def projects(self) -> Items:
         return list((await self._json(calls.projects()))["projects"])
+
+    async def queue(self, project_id: str | None = None) -> Items:
+        return list((await self._json(calls.queue(project_id)))["projects"])
 
     async def create_claim(self, project_id: str, name: str, *, size: str | None = None) -> Json:
         return await self._json(calls.create_claim(project_id, name, size=size))

@@ -23,6 +23,7 @@ from lockstep.domain.errors import StoreUnavailable
 from lockstep.store.group_commit import WalSyncer
 from lockstep.store.identity import IdentityRepository
 from lockstep.store.organization import OrganizationRepository
+from lockstep.store.scheduling import SchedulingRepository
 from lockstep.store.values import Sealing, ValueRepository
 from lockstep.store.workloads import WorkloadRepository
 
@@ -72,6 +73,7 @@ class UnitOfWork:
         self.organization = OrganizationRepository(connection)
         self.identity = IdentityRepository(connection)
         self.values = ValueRepository(connection, sealer)
+        self.scheduling = SchedulingRepository(connection)
 
     def hold_start_up_lock(self) -> None:
         """See `hold_start_up_lock`: for a start-up step that must run once among replicas."""

@@ -237,3 +237,15 @@ config_maps = Table(
     Column("updated_at", UtcDateTime, nullable=False),
     UniqueConstraint("project_id", "name"),
 )
+
+fair_shares = Table(
+    "fair_shares",
+    metadata,
+    Column("org_type", String(16), primary_key=True),
+    Column("org_id", Integer, primary_key=True),
+    Column("pool", String(255), primary_key=True),
+    Column("shares", Text, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+"""What the scheduler's last cycle found for each project and department in each node pool:
+per resource its deserved share, fair share, allocation and request (JSON; -1: unlimited)."""

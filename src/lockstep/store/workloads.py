@@ -259,12 +259,13 @@ _BY_ID = _JOINED.where(workloads.c.id == bindparam("id"))
 _LIVE_BY_ID = _BY_ID.where(workloads.c.deleted_at.is_(None))
 _BY_IDS = _JOINED.where(workloads.c.id.in_(bindparam("ids", expanding=True)))
 _IDS_PER_QUERY = 500
-_IN_QUEUE = (
+_WAITING = (
     workloads.c.deleted_at.is_(None),
     workloads.c.actual_phase.in_([Phase.CREATING.value, Phase.PENDING.value]),
     workloads.c.desired_phase == DesiredPhase.RUNNING.value,
-    workloads.c.parked == false(),
 )
+"""Waiting to be admitted (parked ones too)."""
+_IN_QUEUE = (*_WAITING, workloads.c.parked == false())
 _QUEUE_ORDER = (workloads.c.priority.desc(), workloads.c.created_at, workloads.c.id)
 """A project's queue: by priority, then in submission order."""
 _RANKED = (
@@ -665,6 +666,16 @@ class WorkloadRepository:
         project's head."""
         rows = self._db.execute(_QUEUE_HEADS, {"per_project": per_project, "limit": limit})
         return [_workload(r) for r in rows.all()]
+
+    def queue_of(self, project_id: str, *, limit: int) -> list[Workload]:
+        """A project's waiting workloads in the order they will be admitted, those parked
+        (which could never fit the nodes as they are) last."""
+        query = (
+            _JOINED.where(*_WAITING, workloads.c.project_id == int(project_id))
+            .order_by(workloads.c.parked, *_QUEUE_ORDER)
+            .limit(limit)
+        )
+        return [_workload(r) for r in self._db.execute(query).all()]
 
     def queue_position(self, workload: Workload) -> int:
         """Its 1-based position in its project's queue (the workloads ahead of it, plus one)."""
