@@ -317,6 +317,10 @@ def describe(workload: Workload, project: Project = None, output: Output = None)
     if item.get("phaseMessage"):
         label = "Pending:" if item["phase"] == "Pending" else "Message:"
         typer.echo(f"{label:11} {item['phaseMessage']}")
+    if item.get("phaseReason"):
+        typer.echo(f"Reason:     {item['phaseReason']}")
+    if item.get("queuePosition") is not None:
+        typer.echo(f"Queue:      {item['queuePosition']} in its project's queue")
     typer.echo(f"Image:      {(spec.get('spec') or {}).get('image')}")
     typer.echo("\nHistory:")
     for record in history:
