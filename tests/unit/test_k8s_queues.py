@@ -7,12 +7,15 @@ or Volcano's Queue spec; and what a sync applies and deletes."""
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from lockstep.config import RuntimeKind, Settings
 from lockstep.domain.organization import Department, Project
 from lockstep.domain.quotas import unbounded_resources
+from lockstep.rendering import renderers
 from lockstep.runtimes.kubernetes.queues import (
     VOLCANO_QUEUE_API,
     queue_changes,
@@ -21,7 +24,9 @@ from lockstep.runtimes.kubernetes.queues import (
     workload_queues,
 )
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings, SchedulerKind
+from tests.unit.k8s import workload_of
 from tests.unit.k8s_schemas import metadata_errors, schema_errors
+from tests.unit.specs import request_body
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)
 KAI = KubernetesSettings(scheduler=SchedulerKind.KAI)
@@ -268,3 +273,24 @@ def test_a_sync_with_everything_in_step_does_nothing() -> None:
 def test_volcano_own_queues_are_never_deleted() -> None:
     changes = queue_changes([], [managed("default", "project"), managed("root", "department")])
     assert changes.delete == []
+
+
+def dry_run(organization: Any, data_dir: Path) -> list[dict[str, Any]]:
+    settings = Settings(data_dir=data_dir, runtime=RuntimeKind.KUBERNETES)
+    workload = workload_of(request_body(spec={"numWorkers": 1}))
+    rendered = renderers(settings, organization=organization)[RuntimeKind.KUBERNETES](workload)
+    return list(rendered["manifests"])
+
+
+def test_the_dry_run_starts_with_the_workloads_queues(tmp_path: Path) -> None:
+    manifests = dry_run(lambda _: (department(), project()), tmp_path)
+    assert [(m["kind"], m["metadata"]["name"]) for m in manifests[:3]] == [
+        ("Queue", "department.research"),
+        ("Queue", "team-a"),
+        ("PyTorchJob", "train"),
+    ]
+    assert manifests[2]["metadata"]["labels"]["kai.scheduler/queue"] == "team-a"
+
+
+def test_the_dry_run_of_an_unknown_project_shows_no_queue(tmp_path: Path) -> None:
+    assert "Queue" not in {m["kind"] for m in dry_run(lambda _: None, tmp_path)}
