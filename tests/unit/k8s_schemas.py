@@ -38,6 +38,7 @@ CRD_FILES: dict[tuple[str, str], str] = {
     ("kubeflow.org/v1", "XGBoostJob"): "kubeflow.org_xgboostjobs.yaml",
     ("kubeflow.org/v1", "JAXJob"): "kubeflow.org_jaxjobs.yaml",
     ("kubeflow.org/v2beta1", "MPIJob"): "kubeflow.org_mpijobs.v2beta1.mpi-operator.yaml",
+    ("scheduling.run.ai/v2", "Queue"): "scheduling.run.ai_queues.yaml",
 }
 BUILT_IN = {
     ("v1", "PersistentVolumeClaim"),
@@ -73,6 +74,46 @@ VOLCANO_POD_GROUP: dict[str, Any] = {
 }
 """No CRD of Volcano is kept with the tests: this is the spec of its PodGroup
 (scheduling.volcano.sh/v1beta1) as its API types state it, written by hand."""
+
+_QUANTITIES: dict[str, Any] = {
+    "type": "object",
+    "additionalProperties": {
+        "type": "string",
+        "pattern": (
+            r"^(\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))"
+            r"(([KMGTPE]i)|[numkMGTPE]|([eE](\+|-)?(([0-9]+(\.[0-9]*)?)|(\.[0-9]+))))?$"
+        ),
+    },
+}
+VOLCANO_QUEUE: dict[str, Any] = {
+    "type": "object",
+    "required": ["apiVersion", "kind", "metadata", "spec"],
+    "additionalProperties": False,
+    "properties": {
+        "apiVersion": {"const": "scheduling.volcano.sh/v1beta1"},
+        "kind": {"const": "Queue"},
+        "metadata": {"type": "object"},
+        "spec": {
+            "type": "object",
+            "additionalProperties": False,
+            "properties": {
+                "weight": {"type": "integer", "format": "int32", "minimum": 1},
+                "capability": _QUANTITIES,
+                "deserved": _QUANTITIES,
+                "guarantee": {"type": "object"},
+                "reclaimable": {"type": "boolean"},
+                "parent": {"type": "string"},
+                "priority": {"type": "integer", "format": "int32"},
+                "type": {"type": "string"},
+                "extendClusters": {"type": "array"},
+                "affinity": {"type": "object"},
+                "dequeueStrategy": {"type": "string"},
+            },
+        },
+    },
+}
+"""Volcano's Queue (scheduling.volcano.sh/v1beta1) as its API types state it, written by hand
+like its PodGroup; `weight` at least 1 as its admission webhook requires."""
 
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 """libyaml's safe loader where PyYAML has it (the CRDs are large), else the Python one."""
@@ -170,8 +211,9 @@ def crd_validator(api_version: str, kind: str) -> Any:
 
 
 @cache
-def volcano_validator() -> Any:
-    return jsonschema.Draft202012Validator(VOLCANO_POD_GROUP, format_checker=FORMATS)
+def volcano_validator(kind: str = "PodGroup") -> Any:
+    schema = VOLCANO_QUEUE if kind == "Queue" else VOLCANO_POD_GROUP
+    return jsonschema.Draft202012Validator(schema, format_checker=FORMATS)
 
 
 def schema_errors(manifest: Mapping[str, Any]) -> list[str]:
@@ -180,8 +222,11 @@ def schema_errors(manifest: Mapping[str, Any]) -> list[str]:
     key = (manifest["apiVersion"], manifest["kind"])
     if key in CRD_FILES:
         validator = crd_validator(*key)
-    elif key == ("scheduling.volcano.sh/v1beta1", "PodGroup"):
-        validator = volcano_validator()
+    elif key in {
+        ("scheduling.volcano.sh/v1beta1", "PodGroup"),
+        ("scheduling.volcano.sh/v1beta1", "Queue"),
+    }:
+        validator = volcano_validator(key[1])
     elif key in BUILT_IN:
         try:
             kubernetes_validate.validate(dict(manifest), KUBERNETES_VERSION, strict=True)

@@ -7,8 +7,16 @@ scheduler (KAI Scheduler, Volcano) gangs and places them, the Kubeflow operator 
 them and decides when the job has failed or succeeded. Level-triggered like the local loop:
 a pass reads the workload and the cluster afresh, so a missed wake-up is harmless. Watches
 of the jobs and pods only say which workload to look at again (see watches.py); a periodic
-resync covers the rest. Runs on a thread of the process that holds the leadership (only one
-of several lockstep replicas acts on the cluster at a time).
+resync covers the rest.
+
+The organisation's scheduler queues (runtimes/kubernetes/queues.py) are kept in step here too:
+at start, at every resync, when the key `QUEUES_KEY` is queued (what changes a project or a
+department may notify), and before the first job of a project whose queue lockstep has not
+applied yet. A sync lists lockstep's queues once, applies those missing or different (server-side
+apply) and deletes those of units no longer stored.
+
+Runs on a thread of the process that holds the leadership (only one of several lockstep
+replicas acts on the cluster at a time).
 """
 
 from __future__ import annotations
@@ -41,13 +49,23 @@ from lockstep.runtimes.kubernetes.cluster_errors import (
 )
 from lockstep.runtimes.kubernetes.identity import (
     KEEP_ON_DELETE,
+    MANAGED_BY,
+    MANAGER,
     POD_SECURITY_LABEL,
     WORKLOAD_ID,
     namespace_manifest,
     namespace_of,
 )
 from lockstep.runtimes.kubernetes.kinds import JOB_KINDS
+from lockstep.runtimes.kubernetes.queues import (
+    QUEUE_KIND,
+    manages_queues,
+    queue_api_version,
+    queue_changes,
+    queue_manifests,
+)
 from lockstep.runtimes.kubernetes.render import render
+from lockstep.runtimes.kubernetes.scheduling import queue_of
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings
 from lockstep.runtimes.kubernetes.status import event, job_state, pod_status
 from lockstep.runtimes.kubernetes.watches import Watches
@@ -67,6 +85,9 @@ OWNED_KINDS: tuple[tuple[str, str], ...] = (
 )
 """What lockstep may create beside the job, removed with the workload (a claim labelled to
 outlive it excepted)."""
+
+QUEUES_KEY = "lockstep:queues"
+"""Queued (instead of a workload id) to have the organisation's queues synced at once."""
 
 EVENT_ID_NAMESPACE = uuid.UUID("6f1b7f6e-52c4-4a4e-9d7a-6b0c1c3f0c11")
 """Events keep ids derived from the cluster's own, so one seen twice is recorded once."""
@@ -103,6 +124,8 @@ class ClusterReconciler:
         self._thread: threading.Thread | None = None
         self._recorded_events: dict[str, set[str]] = {}
         """Per workload, the ids of the events already stored (read once, then kept)."""
+        self._queues_in_step: set[str] = set()
+        """The queues the last sync found or made as lockstep renders them."""
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -121,7 +144,9 @@ class ClusterReconciler:
         return self._thread is not None and self._thread.is_alive()
 
     def run(self) -> None:
-        """Look at every live workload, then at each one named, until the queue closes."""
+        """Sync the queues and look at every live workload, then at each one named, until
+        the queue closes."""
+        self.sync_queues()
         for workload_id in self._ids_to_reconcile():
             self._queue.add(workload_id)
         next_resync = time.monotonic() + self._loop.resync_seconds
@@ -130,14 +155,65 @@ class ClusterReconciler:
             if keys is None:
                 return
             if not keys and time.monotonic() >= next_resync:
+                self.sync_queues()
                 keys = set(self._ids_to_reconcile())
                 next_resync = time.monotonic() + self._loop.resync_seconds
+            if QUEUES_KEY in keys:
+                keys.discard(QUEUES_KEY)
+                self.sync_queues()
             if keys:
                 self.run_pass(keys)
 
     def _ids_to_reconcile(self) -> list[str]:
         with self._db.read() as unit:
             return unit.workloads.ids_to_reconcile()
+
+    # --- the organisation's queues ----------------------------------------------------------
+
+    def sync_queues(self) -> bool:
+        """Make the cluster's queues those of the stored departments and projects; whether
+        it got through (a failure is logged, and the next resync tries again)."""
+        if not manages_queues(self._settings):
+            return True
+        with self._db.read() as unit:
+            departments = unit.organization.departments()
+            projects = unit.organization.projects()
+        desired = queue_manifests(departments, projects, self._settings)
+        api_version = queue_api_version(self._settings)
+        try:
+            managed = {MANAGED_BY: MANAGER}
+            existing, _ = self._cluster.list(api_version, QUEUE_KIND, None, labels=managed)
+            changes = queue_changes(desired, existing)
+            in_step = {m["metadata"]["name"] for m in desired} - {
+                m["metadata"]["name"] for m in changes.apply
+            }
+            for manifest in changes.apply:
+                self._apply_queue(manifest)
+                in_step.add(manifest["metadata"]["name"])
+            for name in changes.delete:
+                self._cluster.delete(api_version, QUEUE_KIND, None, name)
+        except ClusterError as error:
+            log.warning("could not bring the scheduler's queues in step: %s", error)
+            self._queues_in_step = set()
+            return False
+        self._queues_in_step = in_step
+        return True
+
+    def _apply_queue(self, manifest: dict[str, Any]) -> None:
+        try:
+            self._cluster.apply(manifest)
+        except (ClusterUnavailable, ClusterConflict):
+            raise
+        except ClusterError as error:  # refused (invalid, forbidden): the others still go
+            log.warning("the cluster refused the queue %s: %s", manifest["metadata"]["name"], error)
+
+    def _ensure_queue(self, workload: Workload) -> None:
+        """Sync the queues first when the workload's queue is not known to be in step (its
+        project is new since the last sync)."""
+        if manages_queues(self._settings) and queue_of(workload, self._settings) not in (
+            self._queues_in_step
+        ):
+            self.sync_queues()
 
     # --- one pass -------------------------------------------------------------------------
 
@@ -184,6 +260,7 @@ class ClusterReconciler:
             return job  # rendered only when something is to be applied
         manifests = render(workload, workload.plan(), self._settings)
         wanted = next(m for m in manifests if m["kind"] == kind.kind)
+        self._ensure_queue(workload)
         self._ensure_namespace(namespace_of(workload), workload.pod_security)
         for manifest in manifests:
             if _outlives_workload(manifest) and self._exists(manifest):

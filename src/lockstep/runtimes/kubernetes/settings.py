@@ -43,7 +43,11 @@ class KubernetesSettings:
     kai_scheduler_name: str = "kai-scheduler"
     volcano_scheduler_name: str = "volcano"
     queue: str | None = None
-    """The scheduler queue of every workload; None: the queue named after its project."""
+    """The scheduler queue of every workload; None: the queue named after its project, which
+    lockstep keeps (queues.py)."""
+    queue_pool: str = "default"
+    """The node pool whose quotas the queues lockstep keeps carry (a queue has no pool of its
+    own; see queues.py)."""
     node_pool_label: str = NODE_POOL_LABEL
     node_type_label: str = NODE_TYPE_LABEL
     mpi_implementation: MpiImplementation = MpiImplementation.OPEN_MPI
