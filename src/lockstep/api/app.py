@@ -30,7 +30,7 @@ from lockstep.assembly import bootstrap, open_core
 from lockstep.config import RuntimeKind, SandboxMode, Settings
 from lockstep.domain.clock import Clock, utc_now
 from lockstep.reconciler.controller import Controller, ProcessController, ThreadController
-from lockstep.rendering import kubernetes_settings, renderers
+from lockstep.rendering import kubernetes_settings, organization_of, renderers
 from lockstep.runtimes.base import PodLogs, Runtime
 from lockstep.runtimes.local import machine
 from lockstep.runtimes.local.log_reader import LocalLogReader
@@ -116,7 +116,7 @@ def create_app(
         tokens=core.tokens,
         calls=Calls(core.database),
         logs=parts.logs,
-        renderers=renderers(settings),
+        renderers=renderers(settings, organization=organization_of(core.database)),
         runtime=settings.runtime,
         image_environments=settings.image_environments,
         unsandboxed=settings.runtime is RuntimeKind.LOCAL and settings.sandbox is SandboxMode.OFF,
