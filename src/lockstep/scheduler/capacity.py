@@ -214,6 +214,21 @@ class Capacity:
             accepted.sort(key=self.rank.__getitem__)
         return View(ranges, merge, None if everything else bytes(mask), tuple(accepted))
 
+    def idle_totals(self, view: View) -> tuple[int, int, int, int]:
+        """CPU, memory, room for pods and GPU devices of the nodes of `view`, were they idle."""
+        key = f"totals-{id(view)}"
+        found = self.extras.get(key)
+        if not isinstance(found, tuple):
+            first = self.device_first
+            found = (
+                sum(self.cpu[p] for p in view.accepted),
+                sum(self.memory[p] for p in view.accepted),
+                sum(max(self.max_pods[p], 0) for p in view.accepted),
+                sum(first[p + 1] - first[p] for p in view.accepted),
+            )
+            self.extras[key] = found
+        return found
+
     def topology_groups(self, affinity: PodAffinity | None) -> list[frozenset[int] | None]:
         """The sets of positions a gang is tried on, in order (None: every node; an empty list:
         a required key no node has)."""

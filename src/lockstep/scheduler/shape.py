@@ -201,6 +201,33 @@ def never_fits_idle(
     return never
 
 
+def _within(totals: tuple[int, int, int, int], together: Sequence[tuple[PodNeed, int]]) -> bool:
+    """The pods of `together` (whole GPUs or none) are within what idle nodes have in total
+    (then `missing_in_total` has nothing to say; otherwise it is asked)."""
+    cpu, memory, pods, devices = totals
+    asks = [(ask_of(need), count) for need, count in together]
+    return (
+        all(need.gpu.whole for need, _ in together)
+        and sum(ask.cpu * count for ask, count in asks) <= cpu
+        and sum(ask.memory * count for ask, count in asks) <= memory
+        and sum(count for _, count in asks) <= pods
+        and sum(need.gpu.devices * count for need, count in together) <= devices
+    )
+
+
+def _most(cap: Capacity, need: PodNeed) -> int:
+    """How many pods asking `need` the idle nodes it accepts hold, at most (once per need)."""
+    known = cap.extras.setdefault("most", {})
+    assert isinstance(known, dict)
+    key = hashable_key(replace(need, pod=""))
+    most = known.get(key)
+    if not isinstance(most, int):
+        ask = ask_of(need)
+        most = sum(_most_at(cap, p, ask, need) for p in cap.view(need.selector).accepted)
+        known[key] = most
+    return most
+
+
 def _idle(cap: Capacity, nodes: Sequence[Node]) -> Usage:
     """The nodes idle, made once per node list."""
     found = cap.extras.get("idle")
@@ -223,7 +250,6 @@ def _never_fits(
     for group in groups:
         if not cap.view(group.need.selector).accepted:
             return no_node_accepts(nodes, group.need, group.first)
-    idle = _idle(cap, nodes)
     seen: list[_Alike] = []
     for group in groups:
         selector = group.need.selector
@@ -231,15 +257,15 @@ def _never_fits(
             continue
         seen.append(group)
         together = [(g.need, g.count) for g in groups if g.need.selector == selector]
-        accepted = [cap.nodes[p] for p in cap.view(selector).accepted]
-        missing = missing_in_total(idle, together, accepted, where=selector.where())
+        view = cap.view(selector)
+        if _within(cap.idle_totals(view), together):
+            continue
+        accepted = [cap.nodes[p] for p in view.accepted]
+        missing = missing_in_total(_idle(cap, nodes), together, accepted, where=selector.where())
         if missing:
             return "; ".join(missing)
     for group in groups:
-        ask = ask_of(group.need)
-        most = sum(
-            _most_at(cap, p, ask, group.need) for p in cap.view(group.need.selector).accepted
-        )
+        most = _most(cap, group.need)
         if group.count > most:
             return (
                 f"it asks {group.count} pods of {pod_in_words(group.need)} and the nodes"
