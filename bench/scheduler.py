@@ -3,8 +3,8 @@
 The cluster is generated from a seed: nodes of 8 GPUs, 128 CPU cores and 1Ti of memory in 4
 node pools; 20 departments and 200 projects whose GPU deserved shares add up to each pool's
 GPUs (passed to `schedule` as `organization=` once it takes one, else all gangs are one
-project's); running workloads (gangs of 1–4 pods of 1 GPU, already placed: the snapshot) and
-pending gangs of 1–64 pods, each pod asking 1, 2, 4 or 8 whole GPUs and 8 cores per GPU in one
+project's); running workloads (gangs of 1-4 pods of 1 GPU, already placed: the snapshot) and
+pending gangs of 1-64 pods, each pod asking 1, 2, 4 or 8 whole GPUs and 8 cores per GPU in one
 pool. Measured: building the snapshot (the nodes indexed and the running workloads counted),
 the cycle (`schedule` on the pending gangs, the could-ever-fit judgement of each included, on a
 node list it has not seen, as each reconciler cycle's is), the pods it admitted and pods per
@@ -16,7 +16,7 @@ second; then the same gangs admitted on an idle cluster until it is full.
 
 `--baseline` imports the scheduler of a git revision (`git show REF:src/lockstep/scheduler/…`)
 from a temporary copy and runs it on the same clusters, at the sizes where it takes under a
-minute (`--baseline-max-work`, nodes × pending gangs).
+minute (`--baseline-max-work`, nodes times pending gangs).
 
 Target (2 cores): at 1,000 nodes, 2,000 running and 10,000 pending, one cycle ≤ 0.5 s and
 admission ≥ 2,000 pods/s.
@@ -181,7 +181,7 @@ def one_cycle(sched: ModuleType, world: Scenario, usage: Any) -> tuple[float, in
 
 
 def measure(
-    sched: ModuleType, nodes: int, running: int, pending: int, seed: int, repeats: int
+    sched: ModuleType, nodes: int, running: int, pending: int, *, seed: int, repeats: int
 ) -> dict[str, Any]:
     world = scenario(sched, nodes, running, pending, seed)
     rows = []
@@ -290,7 +290,7 @@ def main() -> None:
             if label != "this tree" and nodes * pending > args.baseline_max_work:
                 continue
             repeats = args.repeats if label == "this tree" else 1
-            result = measure(sched, nodes, running, pending, args.seed, repeats)
+            result = measure(sched, nodes, running, pending, seed=args.seed, repeats=repeats)
             results.append({"scheduler": label, **result})
             print(row(label, result), flush=True)
     out = ROOT / "bench" / "results"
