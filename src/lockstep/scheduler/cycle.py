@@ -26,7 +26,7 @@ from lockstep.scheduler.placement import (
     grow,
     place,
 )
-from lockstep.scheduler.shape import GangShape, never_fits, pod_room
+from lockstep.scheduler.shape import GangShape, never_fits_idle, pod_room
 from lockstep.schemas.pod import PodAffinity
 
 
@@ -133,12 +133,7 @@ def can_never_fit(nodes: Sequence[Node], candidate: Candidate) -> str | None:
     """Why the candidate's required pods could not fit even on idle nodes (the message it is
     parked with), or None. Judged from its shape first, so a gang larger than the cluster
     costs no per-pod object; one the nodes could hold is then placed on them, idle."""
-    required = candidate.required_shape
-    never = never_fits(nodes, required, affinity=candidate.affinity)
-    if never is None:
-        on_idle = place(Usage(nodes), list(required.pods()), affinity=candidate.affinity)
-        if isinstance(on_idle, GangShortfall):
-            never = on_idle.message
+    never = never_fits_idle(nodes, candidate.required_shape, affinity=candidate.affinity)
     return None if never is None else f"the workload can never fit this cluster: {never}"
 
 

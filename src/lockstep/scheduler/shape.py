@@ -7,6 +7,10 @@ total, and node by node (the most pods of that kind each node could hold, its `m
 included) — in time that depends on the number of nodes and groups only. A gang that passes
 has at most as many pods as the nodes could ever run at once (for each distinct pod spec), so
 placing it pod by pod (placement.py) costs no more than the cluster is large.
+
+What fits is remembered per node list (capacity.py) by the gang's shape — what its pods ask
+and how many ask it, never their names — so of 10,000 queued gangs only those of a shape not
+seen before are judged: a cycle's "could it ever fit" costs a dictionary look-up per gang.
 """
 
 from __future__ import annotations
@@ -17,17 +21,20 @@ from itertools import islice
 from typing import overload
 
 from lockstep.domain.cluster import Node
+from lockstep.scheduler.capacity import Capacity, affinity_key, capacity_of, hashable_key
 from lockstep.scheduler.placement import (
     ONE,
     ZERO,
+    GangShortfall,
     PodNeed,
     Usage,
     missing_in_total,
     no_node_accepts,
+    place,
     pod_in_words,
     size_of,
-    topology_groups,
 )
+from lockstep.scheduler.usage import Ask, ask_of
 from lockstep.schemas.pod import PodAffinity
 
 
@@ -111,7 +118,7 @@ class GangShape:
 
 def pod_room(nodes: Sequence[Node]) -> int:
     """How many pods the nodes run at once, at most."""
-    return sum(max(node.max_pods, 0) for node in nodes)
+    return capacity_of(nodes).room
 
 
 def most_pods(node: Node, need: PodNeed) -> int:
@@ -136,19 +143,113 @@ def most_pods(node: Node, need: PodNeed) -> int:
     return max(most, 0)
 
 
+def _most_at(cap: Capacity, position: int, ask: Ask, need: PodNeed) -> int:
+    """`most_pods` of the node at `position`, in integer units (a fraction of a GPU: as
+    `most_pods` counts it)."""
+    if need.gpu.devices and not ask.idle_devices:
+        return most_pods(cap.nodes[position], need)
+    most = max(cap.max_pods[position], 0)
+    if ask.cpu:
+        most = min(most, cap.cpu[position] // ask.cpu)
+    if ask.memory:
+        most = min(most, cap.memory[position] // ask.memory)
+    if ask.idle_devices and most > 0:
+        devices = cap.device_first[position + 1] - cap.device_first[position]
+        most = min(most, devices // ask.idle_devices)
+    return max(most, 0)
+
+
 def never_fits(
     nodes: Sequence[Node], shape: GangShape, *, affinity: PodAffinity | None = None
 ) -> str | None:
     """Why the gang could not fit even if every node were idle, judged from its shape; None
     when it might (then placing it pod by pod decides, at a cost bounded by the cluster)."""
-    if not topology_groups(nodes, affinity):
+    cap = capacity_of(nodes)
+    groups = _alike(shape)
+    key = ("shape", _signature(groups), affinity_key(affinity))
+    if key in cap.fits:
+        return None
+    never = _never_fits(cap, nodes, groups, affinity)
+    if never is None:
+        cap.remember_fit(key)
+    return never
+
+
+def never_fits_idle(
+    nodes: Sequence[Node], shape: GangShape, *, affinity: PodAffinity | None = None
+) -> str | None:
+    """Why the gang could not fit even if every node were idle — judged from its shape, then,
+    unless its shape decides it, by placing it on the idle nodes — or None. Remembered per
+    shape: the same shape is judged once per node list."""
+    cap = capacity_of(nodes)
+    groups = _alike(shape)
+    signature = _signature(groups)
+    key = ("idle", signature, affinity_key(affinity))
+    if key in cap.fits:
+        return None
+    never = _never_fits(cap, nodes, groups, affinity)
+    if never is None:
+        cap.remember_fit(("shape", signature, affinity_key(affinity)))
+        # One kind of pod taking whole GPUs (or none) fills idle nodes one after the other to
+        # the most each holds, so the shape has decided; other gangs are placed to know.
+        decided = len(groups) == 1 and groups[0].need.gpu.whole and affinity_key(affinity) is None
+        if not decided:
+            on_idle = place(_idle(cap, nodes).copy(), list(shape.pods()), affinity=affinity)
+            if isinstance(on_idle, GangShortfall):
+                return on_idle.message
+        cap.remember_fit(key)
+    return never
+
+
+def _within(totals: tuple[int, int, int, int], together: Sequence[tuple[PodNeed, int]]) -> bool:
+    """The pods of `together` (whole GPUs or none) are within what idle nodes have in total
+    (then `missing_in_total` has nothing to say; otherwise it is asked)."""
+    cpu, memory, pods, devices = totals
+    asks = [(ask_of(need), count) for need, count in together]
+    return (
+        all(need.gpu.whole for need, _ in together)
+        and sum(ask.cpu * count for ask, count in asks) <= cpu
+        and sum(ask.memory * count for ask, count in asks) <= memory
+        and sum(count for _, count in asks) <= pods
+        and sum(need.gpu.devices * count for need, count in together) <= devices
+    )
+
+
+def _most(cap: Capacity, need: PodNeed) -> int:
+    """How many pods asking `need` the idle nodes it accepts hold, at most (once per need)."""
+    known = cap.extras.setdefault("most", {})
+    assert isinstance(known, dict)
+    key = hashable_key(replace(need, pod=""))
+    most = known.get(key)
+    if not isinstance(most, int):
+        ask = ask_of(need)
+        most = sum(_most_at(cap, p, ask, need) for p in cap.view(need.selector).accepted)
+        known[key] = most
+    return most
+
+
+def _idle(cap: Capacity, nodes: Sequence[Node]) -> Usage:
+    """The nodes idle, made once per node list."""
+    found = cap.extras.get("idle")
+    if not isinstance(found, Usage):
+        found = Usage(nodes)
+        cap.extras["idle"] = found
+    return found
+
+
+def _signature(groups: Sequence[_Alike]) -> tuple[tuple[object, int], ...]:
+    return tuple((hashable_key(group.need), group.count) for group in groups)
+
+
+def _never_fits(
+    cap: Capacity, nodes: Sequence[Node], groups: Sequence[_Alike], affinity: PodAffinity | None
+) -> str | None:
+    if not cap.topology_groups(affinity):
         key = affinity.key if affinity is not None else ""
         return f"no node has the label {key} that the pod affinity requires"
-    groups = _alike(shape)
     for group in groups:
-        if not group.need.selector.nodes(nodes):
+        if not cap.view(group.need.selector).accepted:
             return no_node_accepts(nodes, group.need, group.first)
-    idle = Usage(nodes)
     seen: list[_Alike] = []
     for group in groups:
         selector = group.need.selector
@@ -156,12 +257,15 @@ def never_fits(
             continue
         seen.append(group)
         together = [(g.need, g.count) for g in groups if g.need.selector == selector]
-        missing = missing_in_total(idle, together, selector.nodes(nodes), where=selector.where())
+        view = cap.view(selector)
+        if _within(cap.idle_totals(view), together):
+            continue
+        accepted = [cap.nodes[p] for p in view.accepted]
+        missing = missing_in_total(_idle(cap, nodes), together, accepted, where=selector.where())
         if missing:
             return "; ".join(missing)
     for group in groups:
-        accepting = group.need.selector.nodes(nodes)
-        most = sum(most_pods(node, group.need) for node in accepting)
+        most = _most(cap, group.need)
         if group.count > most:
             return (
                 f"it asks {group.count} pods of {pod_in_words(group.need)} and the nodes"
