@@ -206,6 +206,7 @@ class _Cycle:
         self.free = self._free()
         self.held_for: Candidate | None = None
         self.blocked: set[str] = set()
+        self._by_project: dict[str, list[Holder]] | None = None
 
     def run(self) -> Decisions:
         queues: dict[str, list[Candidate]] = {}
@@ -341,15 +342,9 @@ class _Cycle:
             if fits(self.usage, needs, candidate.affinity):
                 self.held_for = candidate
                 return Waiting("waiting for preempted workloads to stop", pool=home)
-            running = [h for h in self.holders if not h.leaving and h.workload_id not in preempted]
-            others: dict[str, list[Holder]] = {}
-            for holder in running:
-                if holder.preemptible and holder.project_id != candidate.project_id:
-                    others.setdefault(holder.project_id, []).append(holder)
-            for queue in others.values():
-                ranked = sorted(enumerate(queue), key=lambda pair: (pair[1].priority, -pair[0]))
-                queue[:] = [holder for _, holder in ranked]
-            victims = Reclaim(self.usage, self.books, self.held).victims(
+            ranked = self._ranked()
+            others = {p: q for p, q in ranked.items() if p != candidate.project_id}
+            victims = Reclaim(self.usage, self.books, self.held, preempted).victims(
                 needs,
                 candidate.affinity,
                 project=candidate.project_id,
@@ -360,7 +355,9 @@ class _Cycle:
             reclaim = victims is not None
             if victims is None:
                 mine = [
-                    h for h in running if h.preemptible and h.project_id == candidate.project_id
+                    h
+                    for h in ranked.get(candidate.project_id, ())
+                    if h.workload_id not in preempted
                 ]
                 victims = by_priority(
                     self.usage, needs, candidate.affinity, candidate.priority, mine
@@ -377,6 +374,19 @@ class _Cycle:
         what = "reclaimed" if reclaim else "preempted"
         names = ", ".join(victim.name for victim in victims)
         return Waiting(f"waiting for {what} workloads to stop: {names}", pool=home)
+
+    def _ranked(self) -> dict[str, list[Holder]]:
+        """Project → its running preemptible holders, the first to give way first: the lowest
+        priority, then the most recently admitted (made once a cycle)."""
+        if self._by_project is None:
+            self._by_project = {}
+            for holder in self.holders:
+                if holder.preemptible and not holder.leaving:
+                    self._by_project.setdefault(holder.project_id, []).append(holder)
+            order = {h.workload_id: i for i, h in enumerate(self.holders)}
+            for queue in self._by_project.values():
+                queue.sort(key=lambda h: (h.priority, -order[h.workload_id]))
+        return self._by_project
 
     def _short(
         self, candidate: Candidate, home: str, ask: Amounts, shortfall: GangShortfall

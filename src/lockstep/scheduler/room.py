@@ -15,7 +15,7 @@ again: no copy of the nodes) until the gang would fit:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from lockstep.scheduler.books import Account, Books, exceeds
@@ -44,13 +44,11 @@ def by_priority(
     priority: int,
     eligible: Sequence[Holder],
 ) -> list[Holder] | None:
-    """The holders of `eligible` (oldest first, already of the gang's project, running and
-    preemptible) to stop so the gang fits, or None when stopping all would not do."""
-    lower = [h for h in eligible if h.priority < priority]
-    ranked = sorted(enumerate(lower), key=lambda pair: (pair[1].priority, -pair[0]))
+    """The holders of `eligible` (of the gang's project, running and preemptible, the first
+    to give way first) to stop so the gang fits, or None when stopping all would not do."""
     chosen: list[Holder] = []
     found = False
-    for _, holder in ranked:
+    for holder in (h for h in eligible if h.priority < priority):
         usage.release(holder.needs, holder.placement)
         chosen.append(holder)
         if fits(usage, needs, affinity):
@@ -65,8 +63,14 @@ class Reclaim:
     """Choosing what other projects give back, on the cycle's usage and books."""
 
     def __init__(
-        self, usage: Usage, books: Books, held: Mapping[str, Mapping[str, Amounts]]
+        self,
+        usage: Usage,
+        books: Books,
+        held: Mapping[str, Mapping[str, Amounts]],
+        skip: Collection[str] = (),
     ) -> None:
+        self._skip = skip
+        """Holders already chosen to stop."""
         self._usage = usage
         self._books = books
         self._held = held
@@ -130,8 +134,9 @@ class Reclaim:
         """Move the project's cursor to its next holder that holds what the gang asks in the
         pool; False (and the project forgotten) when it has none left."""
         position = cursors[other]
-        while position < len(queue) and not _holds_any(
-            self._held, queue[position], pool, self._asked
+        while position < len(queue) and (
+            queue[position].workload_id in self._skip
+            or not _holds_any(self._held, queue[position], pool, self._asked)
         ):
             position += 1
         cursors[other] = position

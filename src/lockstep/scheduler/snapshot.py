@@ -2,8 +2,9 @@
 and the reasons a workload may wait that the API names (`phaseReason`).
 
 A candidate or holder whose project is not in the `Organization` (or a project whose
-department is not) has no quotas there: deserved 0, no limit, weight 1 in every pool. An `Organization` with no department and no project
-(`NO_ORGANIZATION`) puts no quotas in force: every project is unlimited, as before quotas.
+department is not) has no quotas there: deserved 0, no limit, weight 1 in every pool. An
+`Organization` with no department and no project (`NO_ORGANIZATION`) puts no quotas in
+force: every project is unlimited, as before quotas.
 """
 
 from __future__ import annotations
