@@ -8,7 +8,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from lockstep.domain.cluster import Gpu, Node
-from lockstep.scheduler.cycle import Candidate, Decisions, Holder, schedule
+from lockstep.scheduler.cycle import Candidate, Decisions, Holder, Preemption, schedule
 from lockstep.scheduler.placement import GpuNeed, PodNeed, Usage, place
 from lockstep.scheduler.shape import GangShape, NumberedNames, PodGroup
 
@@ -24,6 +24,11 @@ def gang(workload_id: str, *gpus: int, cpu: str = "0") -> Candidate:
     return Candidate(workload_id=workload_id, name=f"name-{workload_id}", shape=GangShape.of(needs))
 
 
+def messages(decisions: Decisions) -> dict[str, str]:
+    """What each waiting workload's user reads."""
+    return {workload_id: waiting.message for workload_id, waiting in decisions.waiting.items()}
+
+
 def idle(node: Node = MACHINE) -> Usage:
     return Usage([node])
 
@@ -37,14 +42,14 @@ def using(gpus: int) -> Usage:
 
 def test_nothing_to_schedule() -> None:
     decisions = schedule(idle(), [])
-    assert (decisions.admitted, decisions.parked, decisions.waiting) == ({}, {}, {})
+    assert (decisions.admitted, decisions.parked, messages(decisions)) == ({}, {}, {})
 
 
 def test_everything_that_fits_is_admitted_in_order_on_distinct_devices() -> None:
     heads = [gang("a", 4), gang("b", 1, 1), gang("c", 2)]
     decisions = schedule(idle(), heads)
     assert list(decisions.admitted) == ["a", "b", "c"]
-    assert (decisions.waiting, decisions.parked) == ({}, {})
+    assert (messages(decisions), decisions.parked) == ({}, {})
     devices = [i for placed in decisions.admitted.values() for a in placed.values() for i in a.gpus]
     assert sorted(devices) == list(range(8))
     assert decisions.admitted["a"]["a-0"].gpus == (0, 1, 2, 3)
@@ -53,13 +58,13 @@ def test_everything_that_fits_is_admitted_in_order_on_distinct_devices() -> None
 def test_admission_uses_up_free_capacity_within_the_cycle() -> None:
     decisions = schedule(idle(), [gang("a", 6), gang("b", 3)])
     assert list(decisions.admitted) == ["a"]
-    assert decisions.waiting == {"b": "waiting for resources: needs 3 GPUs, 2 free"}
+    assert messages(decisions) == {"b": "waiting for resources: needs 3 GPUs, 2 free"}
 
 
 def test_what_is_already_used_is_not_free() -> None:
     decisions = schedule(using(7), [gang("a", 2)])
     assert decisions.admitted == {}
-    assert decisions.waiting == {"a": "waiting for resources: needs 2 GPUs, 1 free"}
+    assert messages(decisions) == {"a": "waiting for resources: needs 2 GPUs, 1 free"}
 
 
 def test_head_of_line_blocks_smaller_gangs_behind_it() -> None:
@@ -67,7 +72,7 @@ def test_head_of_line_blocks_smaller_gangs_behind_it() -> None:
     heads = [gang("big", 8), gang("small", 1), gang("tiny", 0)]
     decisions = schedule(using(4), heads)
     assert decisions.admitted == {}
-    assert decisions.waiting == {
+    assert messages(decisions) == {
         "big": "waiting for resources: needs 8 GPUs, 4 free",
         "small": "queued behind workload name-big",
         "tiny": "queued behind workload name-big",
@@ -77,8 +82,8 @@ def test_head_of_line_blocks_smaller_gangs_behind_it() -> None:
 def test_gangs_ahead_of_the_blocker_are_still_admitted() -> None:
     decisions = schedule(idle(), [gang("a", 2), gang("big", 8), gang("c", 1)])
     assert list(decisions.admitted) == ["a"]
-    assert decisions.waiting["big"] == "waiting for resources: needs 8 GPUs, 6 free"
-    assert decisions.waiting["c"] == "queued behind workload name-big"
+    assert decisions.waiting["big"].message == "waiting for resources: needs 8 GPUs, 6 free"
+    assert decisions.waiting["c"].message == "queued behind workload name-big"
 
 
 def test_a_gang_that_can_never_fit_is_parked_and_blocks_no_one() -> None:
@@ -87,14 +92,14 @@ def test_a_gang_that_can_never_fit_is_parked_and_blocks_no_one() -> None:
         "huge": "the workload can never fit this cluster: needs 9 GPUs, 8 in all"
     }
     assert list(decisions.admitted) == ["a"]
-    assert decisions.waiting == {}
+    assert messages(decisions) == {}
 
 
 def test_parking_is_judged_on_an_idle_cluster_even_behind_a_blocker() -> None:
     heads = [gang("a", 1), gang("huge", 9), gang("b", 1)]
     decisions = schedule(using(8), heads)
     assert set(decisions.parked) == {"huge"}
-    assert decisions.waiting == {
+    assert messages(decisions) == {
         "a": "waiting for resources: needs 1 GPU, 0 free",
         "b": "queued behind workload name-a",
     }
@@ -157,8 +162,8 @@ def test_a_higher_priority_gang_preempts_the_newest_lowest_priority_holders() ->
         holder("mid", 2, usage, priority=75, preemptible=True),
     ]
     decisions = schedule(usage, [urgent("u", 3)], holders)
-    assert decisions.preempted == {"new": "name-u"}
-    assert decisions.waiting == {"u": "waiting for preempted workloads to stop: name-new"}
+    assert decisions.preempted == {"new": Preemption("name-u", reclaim=False)}
+    assert messages(decisions) == {"u": "waiting for preempted workloads to stop: name-new"}
     assert decisions.admitted == {}
     # several when one is not enough, still the lowest priority first
     decisions = schedule(usage, [urgent("v", 6)], holders)
@@ -173,7 +178,7 @@ def test_nothing_is_preempted_that_would_not_make_room() -> None:
     ]
     decisions = schedule(usage, [urgent("u", 6)], holders)
     assert decisions.preempted == {}
-    assert decisions.waiting == {"u": "waiting for resources: needs 6 GPUs, 0 free"}
+    assert messages(decisions) == {"u": "waiting for resources: needs 6 GPUs, 0 free"}
 
 
 def test_only_lower_priority_preemptible_holders_are_preempted() -> None:
@@ -194,7 +199,7 @@ def test_holders_already_leaving_are_waited_for_not_preempted_again() -> None:
     ]
     decisions = schedule(usage, [urgent("u", 4)], holders)
     assert decisions.preempted == {}
-    assert decisions.waiting == {"u": "waiting for preempted workloads to stop"}
+    assert messages(decisions) == {"u": "waiting for preempted workloads to stop"}
 
 
 def elastic(workload_id: str, pods: int, required: int, gpus: int = 1) -> Candidate:
@@ -205,13 +210,13 @@ def elastic(workload_id: str, pods: int, required: int, gpus: int = 1) -> Candid
 def test_an_elastic_gang_starts_with_its_minimum_and_what_else_fits() -> None:
     decisions = schedule(using(3), [elastic("e", pods=8, required=3)])
     assert sorted(decisions.admitted["e"]) == ["e-0", "e-1", "e-2", "e-3", "e-4"]
-    assert decisions.waiting == {}
+    assert messages(decisions) == {}
 
 
 def test_an_elastic_gang_waits_when_even_its_minimum_does_not_fit_and_says_so() -> None:
     decisions = schedule(using(6), [elastic("e", pods=4, required=3)])
     assert decisions.admitted == {}
-    assert decisions.waiting == {"e": "waiting for resources: needs 3 GPUs, 2 free"}
+    assert messages(decisions) == {"e": "waiting for resources: needs 3 GPUs, 2 free"}
     parked = schedule(idle(), [elastic("f", pods=12, required=9)])
     assert parked.parked == {"f": "the workload can never fit this cluster: needs 9 GPUs, 8 in all"}
 
@@ -290,7 +295,7 @@ def test_a_gang_beyond_a_nodes_max_pods_waits_whole_until_pods_end() -> None:
     usage = Usage([capped])
     first = schedule(usage, [gang("a", 0, 0), gang("b", 0, 0)])
     assert list(first.admitted) == ["a"]
-    assert first.waiting == {
+    assert messages(first) == {
         "b": "waiting for resources: "
         "needs room for 2 pods, 0 free (a node runs at most 2 pods at once)"
     }

@@ -554,9 +554,9 @@ class Reconciler:
         decisions, unmet, plans = self._cycle(nodes, heads, admitted)
         by_id = {w.id: w for w in heads}
         running = {w.id: w for w in admitted}
-        for workload_id, preemptor in decisions.preempted.items():
+        for workload_id, preemption in decisions.preempted.items():
             victim = running[workload_id]
-            message = f"preempted by workload {preemptor}"
+            message = f"preempted by workload {preemption.by}"
             change = WorkloadUpdate(phase=Phase.TERMINATING, message=message)
             change.events.append(
                 self._recorder.event(victim, "Preempted", message, type=EventType.WARNING)
@@ -597,7 +597,8 @@ class Reconciler:
         for workload_id, message in decisions.parked.items():
             parked = WorkloadUpdate(phase=Phase.PENDING, message=message, parked=True)
             changes.append((by_id[workload_id], parked))
-        for workload_id, message in (decisions.waiting | unmet).items():
+        waiting = {workload_id: w.message for workload_id, w in decisions.waiting.items()}
+        for workload_id, message in (waiting | unmet).items():
             workload = by_id[workload_id]
             if workload.actual_phase is Phase.CREATING or workload.phase_message != message:
                 changes.append((workload, WorkloadUpdate(phase=Phase.PENDING, message=message)))

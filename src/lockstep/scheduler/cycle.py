@@ -1,23 +1,40 @@
-"""One scheduling cycle: heads → usage → gang placement → admit in order → the rest wait.
+"""One scheduling cycle: snapshot → fair shares → ordering → gang fit → admit, reclaim or wait.
 
-Heads come by priority, then in submission order, strictly: a gang that fits the cluster but
-not what is free now blocks those behind it, so large gangs are never starved by small ones. A
-gang that cannot fit even on an idle cluster is parked (it waits without blocking anyone) until
-capacity changes. Candidates come as shapes (shape.py): whether a gang could ever fit is
-judged from its shape first, so a gang larger than the cluster is parked without a per-pod
-object made, whatever its size; only a gang the nodes could hold is placed pod by pod.
+Each project has its own queue, by priority then submission order, strictly: a gang that
+waits (for room, or for its quota) blocks those behind it in its project only, so a large gang
+is never starved by its own project's small ones and never holds up another project. The
+project whose next gang leaves it least saturated (what it would hold over its fair share,
+fair_share.py) goes next; ties by that gang's priority, then submission order. A gang that
+cannot fit even on an idle cluster is parked (it waits without blocking anyone) until capacity
+changes; one that asks more than a limit allows, or a non-preemptible one that asks more than
+its deserved share, waits without blocking either (it cannot run as things are).
 
-A gang that waits may preempt: running workloads of lower priority that are preemptible are
-chosen, the lowest priority and the most recently admitted first, until the gang would fit
-without them; they are stopped (and requeued) and the gang starts once they have let go.
+Quotas, per pool and resource, for each gang about to be admitted (where it was placed):
+- never past its project's or department's `limit` (`OverLimit`);
+- a non-preemptible gang only within deserved (`NonPreemptibleOverQuota`);
+- beyond its fair share only while no gang waits for room it is taking back (see below).
+
+A gang that does not fit what is free makes room (room.py): by reclaim when its project (and
+department) stays within its fair share with it, else by priority within its project. Then it
+waits, and what frees is held for it: for the rest of the cycle no project may grow beyond its
+fair share, and next cycle its project, now less saturated than those it reclaimed from, comes
+first — so a gang within its project's deserved share is admitted in bounded time whatever
+stream of small gangs others submit.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from lockstep.domain.cluster import Node
+from lockstep.domain.quotas import Resource
+from lockstep.scheduler import quota_messages as say
+from lockstep.scheduler.accounting import asked, capacity, home_pool, placed_amounts
+from lockstep.scheduler.books import Books, exceeds, first_over
+from lockstep.scheduler.fair_share import EPSILON, RecentUsage, Share, TimeAware, fair_shares
+from lockstep.scheduler.hierarchy import RESOURCES, Amounts, Hierarchy, zero
 from lockstep.scheduler.placement import (
     GangPlacement,
     GangShortfall,
@@ -26,7 +43,9 @@ from lockstep.scheduler.placement import (
     grow,
     place,
 )
+from lockstep.scheduler.room import Reclaim, by_priority, fits
 from lockstep.scheduler.shape import GangShape, never_fits_idle, pod_room
+from lockstep.scheduler.snapshot import NO_ORGANIZATION, Organization, OrgType, PhaseReason
 from lockstep.schemas.pod import PodAffinity
 
 
@@ -40,6 +59,8 @@ class Candidate:
     required: int | None = None
     """An elastic gang: how many of its pods (the first ones) must start together; the rest
     start as room allows. None: all of them."""
+    project_id: str = ""
+    preemptible: bool = True
 
     @property
     def required_shape(self) -> GangShape:
@@ -61,6 +82,30 @@ class Holder:
     waiting: Sequence[PodNeed] = ()
     """Pods of an elastic gang that have no room yet."""
     affinity: PodAffinity | None = None
+    project_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Waiting:
+    """Why a workload waits: the message its user reads, and where a quota is the reason."""
+
+    message: str
+    reason: PhaseReason | None = None
+    pool: str = "default"
+    org_type: str | None = None
+    """`project` or `department`: whose quota holds it back (None: not a quota)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Preemption:
+    by: str
+    """The name of the workload it makes room for."""
+    reclaim: bool = False
+    """True: another project takes back its share; False: priority within the project."""
+
+
+Shares = dict[str, dict[str, dict[Resource, Share]]]
+"""Unit id → pool → resource → its share."""
 
 
 @dataclass(slots=True)
@@ -68,11 +113,17 @@ class Decisions:
     admitted: dict[str, GangPlacement] = field(default_factory=dict)
     """In the order they were admitted."""
     parked: dict[str, str] = field(default_factory=dict)
-    waiting: dict[str, str] = field(default_factory=dict)
-    preempted: dict[str, str] = field(default_factory=dict)
-    """Holder → the name of the workload it makes room for."""
+    waiting: dict[str, Waiting] = field(default_factory=dict)
+    preempted: dict[str, Preemption] = field(default_factory=dict)
     grown: dict[str, GangPlacement] = field(default_factory=dict)
     """Elastic holders that got room for more pods → their whole placement now."""
+    positions: dict[str, int] = field(default_factory=dict)
+    """Each waiting workload's place (from 1) in its project's queue, in admission order."""
+    shares: Shares = field(default_factory=dict)
+    """Per project (the cycle's and the organisation's): deserved, fair share, allocated (as
+    the cycle leaves it) and requested, per pool and resource."""
+    department_shares: Shares = field(default_factory=dict)
+    """The same per department (their ids are numbered apart from projects')."""
 
 
 def schedule(
@@ -80,53 +131,16 @@ def schedule(
     heads: Sequence[Candidate],
     holders: Sequence[Holder] = (),
     *,
+    organization: Organization = NO_ORGANIZATION,
     fit_idle: Collection[str] = (),
+    time_aware: TimeAware | None = None,
+    recent_usage: RecentUsage | None = None,
 ) -> Decisions:
-    """Decide on `heads` (in queue order) given what `usage` says is taken by `holders`
-    (newest last); admitted gangs are counted in `usage`. `fit_idle`: candidates already known
-    to fit these nodes were they idle (see `can_never_fit`), not judged again."""
-    decisions = Decisions()
-    blocked_by: Candidate | None = None
-    room = pod_room(usage.nodes)
-    for candidate in heads:
-        never = None
-        if candidate.workload_id not in fit_idle:
-            never = can_never_fit(usage.nodes, candidate)
-        if never is not None:
-            decisions.parked[candidate.workload_id] = never
-            continue
-        if blocked_by is not None:
-            decisions.waiting[candidate.workload_id] = f"queued behind workload {blocked_by.name}"
-            continue
-        # It could fit the cluster, so its required pods are at most what the nodes run at
-        # once; of an elastic gang's other pods no more than that could ever start either.
-        required = candidate.required or candidate.shape.size
-        needs = list(candidate.shape.pods(limit=required + room))
-        placed = place(usage, needs, affinity=candidate.affinity)
-        if isinstance(placed, GangShortfall) and required < len(needs):
-            placed = _elastic(usage, candidate, needs[:required], needs[required:])
-        if isinstance(placed, GangShortfall):
-            message = f"waiting for resources: {placed.message}"
-            victims = _victims(usage, candidate, needs, holders, decisions)
-            if victims is not None:
-                for victim in victims:
-                    decisions.preempted[victim.workload_id] = candidate.name
-                names = ", ".join(victim.name for victim in victims)
-                message = "waiting for preempted workloads to stop" + (
-                    f": {names}" if names else ""
-                )
-            decisions.waiting[candidate.workload_id] = message
-            blocked_by = candidate
-        else:
-            decisions.admitted[candidate.workload_id] = placed
-    if blocked_by is None:
-        # Nobody waits for room: elastic gangs take what is left for their waiting pods.
-        for holder in holders:
-            if holder.waiting and not holder.leaving:
-                added = grow(usage, holder.placement, holder.waiting, affinity=holder.affinity)
-                if added:
-                    decisions.grown[holder.workload_id] = {**holder.placement, **added}
-    return decisions
+    """Decide on `heads` (in submission order, oldest first) given what `usage` says is taken
+    by `holders` (oldest admitted first); admitted gangs are counted in `usage`. `fit_idle`:
+    candidates already known to fit these nodes were they idle (see `can_never_fit`), not
+    judged again. `time_aware` (off by default) lowers over-quota shares by `recent_usage`."""
+    return _Cycle(usage, heads, holders, organization, fit_idle, time_aware, recent_usage).run()
 
 
 def can_never_fit(nodes: Sequence[Node], candidate: Candidate) -> str | None:
@@ -135,6 +149,336 @@ def can_never_fit(nodes: Sequence[Node], candidate: Candidate) -> str | None:
     costs no per-pod object; one the nodes could hold is then placed on them, idle."""
     never = never_fits_idle(nodes, candidate.required_shape, affinity=candidate.affinity)
     return None if never is None else f"the workload can never fit this cluster: {never}"
+
+
+class _Cycle:
+    def __init__(  # noqa: PLR0917 - the arguments of `schedule`, passed on
+        self,
+        usage: Usage,
+        heads: Sequence[Candidate],
+        holders: Sequence[Holder],
+        organization: Organization,
+        fit_idle: Collection[str],
+        time_aware: TimeAware | None,
+        recent_usage: RecentUsage | None,
+    ) -> None:
+        self.usage = usage
+        self.heads = heads
+        self.holders = holders
+        self.fit_idle = fit_idle
+        self.decisions = Decisions()
+        self.pool_of = {node.name: node.pool for node in usage.nodes}
+        self.pools = list(dict.fromkeys(node.pool for node in usage.nodes))
+        self.capacity = capacity(usage.nodes)
+        self.room = pod_room(usage.nodes)
+        self.hierarchy = Hierarchy(
+            organization, [c.project_id for c in heads] + [h.project_id for h in holders]
+        )
+        self.held = {
+            h.workload_id: placed_amounts(h.needs, h.placement, self.pool_of) for h in holders
+        }
+        allocated: dict[str, dict[str, Amounts]] = {}
+        for holder in holders:
+            if not holder.leaving:
+                _add(allocated.setdefault(holder.project_id, {}), self.held[holder.workload_id])
+        requested = {
+            p: {pool: list(a) for pool, a in pools.items()} for p, pools in allocated.items()
+        }
+        self.asks: dict[str, Amounts] = {}
+        self.home: dict[str, str] = {}
+        for candidate in heads:
+            ask = self.asks[candidate.workload_id] = asked(candidate.required_shape)
+            home = self.home[candidate.workload_id] = home_pool(candidate.shape, self.pools)
+            _add(requested.setdefault(candidate.project_id, {}), {home: ask})
+        shares = fair_shares(
+            self.hierarchy,
+            self.capacity,
+            requested,
+            time_aware=time_aware,
+            recent_usage=recent_usage,
+        )
+        self.books = Books(self.hierarchy, shares, allocated, requested)
+        self.free = self._free()
+        self.held_for: Candidate | None = None
+        self.blocked: set[str] = set()
+        self._by_project: dict[str, list[Holder]] | None = None
+
+    def run(self) -> Decisions:
+        queues: dict[str, list[Candidate]] = {}
+        order = {c.workload_id: i for i, c in enumerate(self.heads)}
+        for candidate in self.heads:
+            queues.setdefault(candidate.project_id, []).append(candidate)
+        for queue in queues.values():
+            queue.sort(key=lambda c: -c.priority)  # stable: submission order among equals
+        heap = [self._key(queue[0], order, p) for p, queue in queues.items()]
+        heapq.heapify(heap)
+        cursor = dict.fromkeys(queues, 0)
+        while heap:
+            *_, project = heapq.heappop(heap)
+            queue = queues[project]
+            candidate = queue[cursor[project]]
+            cursor[project] += 1
+            if self._decide(candidate):
+                self.blocked.add(project)
+                for behind in queue[cursor[project] :]:
+                    self._behind(behind, candidate)
+                continue
+            if cursor[project] < len(queue):
+                heapq.heappush(heap, self._key(queue[cursor[project]], order, project))
+        if not self.blocked:
+            self._grow()
+        for queue in queues.values():
+            position = 0
+            for candidate in queue:
+                if candidate.workload_id in self.decisions.waiting:
+                    position += 1
+                    self.decisions.positions[candidate.workload_id] = position
+        self._report()
+        return self.decisions
+
+    def _key(
+        self, candidate: Candidate, order: dict[str, int], project: str
+    ) -> tuple[float, int, int, str]:
+        ask = self.asks[candidate.workload_id]
+        account = self.books.project(project, self.home[candidate.workload_id])
+        saturation = 0.0
+        for r, value in enumerate(ask):
+            if value > EPSILON:
+                after = account.allocated[r] + value
+                fair = account.fair[r]
+                saturation = max(saturation, after / fair if fair > EPSILON else float("inf"))
+        return saturation, -candidate.priority, order[candidate.workload_id], project
+
+    def _decide(self, candidate: Candidate) -> bool:
+        """Decide on the project's next gang; True when it waits blocking those behind it."""
+        workload_id = candidate.workload_id
+        if workload_id not in self.fit_idle:
+            never = can_never_fit(self.usage.nodes, candidate)
+            if never is not None:
+                self.decisions.parked[workload_id] = never
+                return False
+        ask, home = self.asks[workload_id], self.home[workload_id]
+        hopeless = self._hopeless(candidate, ask, home)
+        if hopeless is not None:
+            self.decisions.waiting[workload_id] = hopeless
+            return False
+        # It could fit the cluster, so its required pods are at most what the nodes run at
+        # once; of an elastic gang's other pods no more than that could ever start either.
+        required = candidate.required or candidate.shape.size
+        needs = list(candidate.shape.pods(limit=required + self.room))
+        placed = place(self.usage, needs, affinity=candidate.affinity)
+        if isinstance(placed, GangShortfall) and required < len(needs):
+            placed = _elastic(self.usage, candidate, needs[:required], needs[required:])
+        if not isinstance(placed, GangShortfall):
+            amounts = placed_amounts(needs, placed, self.pool_of)
+            refusal = self._refusal(candidate, amounts, hold=True)
+            if refusal is not None:
+                self.usage.release(needs, placed)
+                self.decisions.waiting[workload_id] = refusal
+                return True
+            self.decisions.admitted[workload_id] = placed
+            self._take(candidate.project_id, amounts)
+            return False
+        refusal = self._refusal(candidate, {home: ask}, hold=False)
+        self.decisions.waiting[workload_id] = refusal or self._make_room(
+            candidate, needs, home, ask, placed
+        )
+        return True
+
+    def _hopeless(self, candidate: Candidate, ask: Amounts, home: str) -> Waiting | None:
+        """Why the gang cannot run under its quotas whatever others do (it waits without
+        blocking its project), or None."""
+        for account in self.books.both(candidate.project_id, home):
+            r = first_over(zero(), ask, account.limit)
+            if r is not None:
+                message = say.beyond_limit(account, r, ask[r])
+                return Waiting(message, PhaseReason.OVER_LIMIT, home, account.kind)
+            r = None if candidate.preemptible else first_over(zero(), ask, account.deserved)
+            if r is not None:
+                message = say.non_preemptible(account, r, ask[r], ever=True)
+                return Waiting(message, PhaseReason.NON_PREEMPTIBLE_OVER_QUOTA, home, account.kind)
+        return None
+
+    def _refusal(
+        self, candidate: Candidate, amounts: dict[str, Amounts], *, hold: bool
+    ) -> Waiting | None:
+        """Why quotas refuse the gang holding `amounts` (pool → amounts) now, or None."""
+        for pool, more in amounts.items():
+            for account in self.books.both(candidate.project_id, pool):
+                held = account.allocated
+                r = first_over(held, more, account.limit)
+                if r is not None:
+                    message = say.over_limit(account, r, more[r])
+                    return Waiting(message, PhaseReason.OVER_LIMIT, pool, account.kind)
+                r = None if candidate.preemptible else first_over(held, more, account.deserved)
+                if r is not None:
+                    message = say.non_preemptible(account, r, more[r])
+                    reason = PhaseReason.NON_PREEMPTIBLE_OVER_QUOTA
+                    return Waiting(message, reason, pool, account.kind)
+                holder = self.held_for
+                if hold and holder is not None and first_over(held, more, account.fair) is not None:
+                    return Waiting(say.held_for(holder.name, pool), None, pool)
+        return None
+
+    def _make_room(
+        self,
+        candidate: Candidate,
+        needs: Sequence[PodNeed],
+        home: str,
+        ask: Amounts,
+        shortfall: GangShortfall,
+    ) -> Waiting:
+        """Choose whom to stop so the gang fits; what it waits for, in words."""
+        preempted = self.decisions.preempted
+        going = [h for h in self.holders if h.leaving or h.workload_id in preempted]
+        for holder in going:
+            self.usage.release(holder.needs, holder.placement)
+        try:
+            if fits(self.usage, needs, candidate.affinity):
+                self.held_for = candidate
+                return Waiting("waiting for preempted workloads to stop", pool=home)
+            ranked = self._ranked()
+            others = {p: q for p, q in ranked.items() if p != candidate.project_id}
+            victims = Reclaim(self.usage, self.books, self.held, preempted).victims(
+                needs,
+                candidate.affinity,
+                project=candidate.project_id,
+                pool=home,
+                ask=ask,
+                others=others,
+            )
+            reclaim = victims is not None
+            if victims is None:
+                mine = [
+                    h
+                    for h in ranked.get(candidate.project_id, ())
+                    if h.workload_id not in preempted
+                ]
+                victims = by_priority(
+                    self.usage, needs, candidate.affinity, candidate.priority, mine
+                )
+        finally:
+            for holder in going:
+                self.usage.hold(holder.needs, holder.placement)
+        if victims is None:
+            return self._short(candidate, home, ask, shortfall)
+        for victim in victims:
+            preempted[victim.workload_id] = Preemption(candidate.name, reclaim)
+            self.books.charge(victim.project_id, self.held[victim.workload_id], -1.0)
+        self.held_for = candidate
+        what = "reclaimed" if reclaim else "preempted"
+        names = ", ".join(victim.name for victim in victims)
+        return Waiting(f"waiting for {what} workloads to stop: {names}", pool=home)
+
+    def _ranked(self) -> dict[str, list[Holder]]:
+        """Project → its running preemptible holders, the first to give way first: the lowest
+        priority, then the most recently admitted (made once a cycle)."""
+        if self._by_project is None:
+            self._by_project = {}
+            for holder in self.holders:
+                if holder.preemptible and not holder.leaving:
+                    self._by_project.setdefault(holder.project_id, []).append(holder)
+            order = {h.workload_id: i for i, h in enumerate(self.holders)}
+            for queue in self._by_project.values():
+                queue.sort(key=lambda h: (h.priority, -order[h.workload_id]))
+        return self._by_project
+
+    def _short(
+        self, candidate: Candidate, home: str, ask: Amounts, shortfall: GangShortfall
+    ) -> Waiting:
+        """Nobody could be stopped for it: its quota, when that is why (it would pass its
+        fair share, and others hold what it asks), else the nodes."""
+        free = self.free.get(home) or zero()
+        total = self.capacity.get(home) or zero()
+        for account in self.books.both(candidate.project_id, home):
+            r = first_over(account.allocated, ask, account.fair)
+            if r is not None and total[r] - free[r] - account.allocated[r] > EPSILON:
+                wanted = ask[r] - free[r] if ask[r] - free[r] > EPSILON else ask[r]
+                message = say.over_quota(account, r, wanted)
+                return Waiting(message, None, home, account.kind)
+        return Waiting(f"waiting for resources: {shortfall.message}", pool=home)
+
+    def _behind(self, candidate: Candidate, blocker: Candidate) -> None:
+        """A gang behind its project's blocker: parked if it could never fit, else it waits."""
+        workload_id = candidate.workload_id
+        never = None if workload_id in self.fit_idle else can_never_fit(self.usage.nodes, candidate)
+        if never is not None:
+            self.decisions.parked[workload_id] = never
+            return
+        self.decisions.waiting[workload_id] = Waiting(
+            f"queued behind workload {blocker.name}", pool=self.home[workload_id]
+        )
+
+    def _grow(self) -> None:
+        """Nobody waits for room: elastic gangs take what is left for their waiting pods,
+        within their quotas."""
+        for holder in self.holders:
+            if not holder.waiting or holder.leaving:
+                continue
+            added = grow(self.usage, holder.placement, holder.waiting, affinity=holder.affinity)
+            if not added:
+                continue
+            amounts = placed_amounts(holder.waiting, added, self.pool_of)
+            as_candidate = Candidate(
+                holder.workload_id,
+                holder.name,
+                GangShape(()),
+                project_id=holder.project_id,
+                preemptible=holder.preemptible,
+            )
+            if self._refusal(as_candidate, amounts, hold=False) is not None:
+                self.usage.release(holder.waiting, added)
+                continue
+            self.decisions.grown[holder.workload_id] = {**holder.placement, **added}
+            self._take(holder.project_id, amounts)
+
+    def _take(self, project: str, amounts: dict[str, Amounts]) -> None:
+        self.books.charge(project, amounts)
+        for pool, more in amounts.items():
+            free = self.free.setdefault(pool, zero())
+            for r, value in enumerate(more):
+                free[r] -= value
+
+    def _free(self) -> dict[str, Amounts]:
+        free: dict[str, Amounts] = {}
+        for node in self.usage.nodes:
+            amounts = free.setdefault(node.pool, zero())
+            amounts[0] += float(self.usage.free_gpus(node))
+            amounts[1] += float(self.usage.free_cpu(node)) * 1000.0
+            amounts[2] += float(self.usage.free_memory(node))
+        return free
+
+    def _report(self) -> None:
+        for kind, target in (
+            (OrgType.PROJECT, self.decisions.shares),
+            (OrgType.DEPARTMENT, self.decisions.department_shares),
+        ):
+            units = (
+                self.hierarchy.projects if kind is OrgType.PROJECT else self.hierarchy.departments
+            )
+            for unit in units:
+                by_pool = target.setdefault(unit, {})
+                for pool in self.pools:
+                    if kind is OrgType.PROJECT:
+                        account = self.books.project(unit, pool)
+                    else:
+                        account = self.books.of_department(unit, pool)
+                    by_pool[pool] = {
+                        resource: Share(
+                            account.deserved[r],
+                            account.fair[r],
+                            account.allocated[r],
+                            account.requested[r],
+                        )
+                        for r, resource in enumerate(RESOURCES)
+                    }
+
+
+def _add(ledger: dict[str, Amounts], amounts: dict[str, Amounts]) -> None:
+    for pool, more in amounts.items():
+        total = ledger.setdefault(pool, zero())
+        for r, value in enumerate(more):
+            total[r] += value
 
 
 def _elastic(
@@ -147,40 +491,13 @@ def _elastic(
     return {**placed, **grow(usage, placed, rest, affinity=candidate.affinity)}
 
 
-def _victims(
-    usage: Usage,
-    candidate: Candidate,
-    needs: Sequence[PodNeed],
-    holders: Sequence[Holder],
-    decisions: Decisions,
-) -> list[Holder] | None:
-    """The holders to preempt so that `candidate` fits (none: those already leaving are
-    enough), or None when preempting every eligible holder would not make it fit."""
-    trial = usage.copy()
-    for holder in holders:
-        if holder.leaving or holder.workload_id in decisions.preempted:
-            trial.release(holder.needs, holder.placement)
-    if _fits(trial, candidate, needs):
-        return []
-    eligible = [
-        h
-        for h in holders
-        if h.preemptible
-        and h.priority < candidate.priority
-        and not h.leaving
-        and h.workload_id not in decisions.preempted
-    ]
-    # The lowest priority first; among equals the most recently admitted (holders come oldest
-    # first).
-    ranked = sorted(enumerate(eligible), key=lambda pair: (pair[1].priority, -pair[0]))
-    chosen: list[Holder] = []
-    for _, holder in ranked:
-        trial.release(holder.needs, holder.placement)
-        chosen.append(holder)
-        if _fits(trial, candidate, needs):
-            return chosen
-    return None
-
-
-def _fits(usage: Usage, candidate: Candidate, needs: Sequence[PodNeed]) -> bool:
-    return not isinstance(place(usage.copy(), needs, affinity=candidate.affinity), GangShortfall)
+__all__ = [
+    "Candidate",
+    "Decisions",
+    "Holder",
+    "Preemption",
+    "Waiting",
+    "can_never_fit",
+    "exceeds",
+    "schedule",
+]

@@ -1,0 +1,118 @@
+"""The quota books of one scheduling cycle: per unit (project or department) and pool, its
+deserved share, limit, fair share, what it holds and what it asks — kept up to date as the
+cycle admits and preempts, so that each check costs O(resources)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+
+from lockstep.scheduler.fair_share import EPSILON, FairShares
+from lockstep.scheduler.hierarchy import RESOURCES, Amounts, Hierarchy, zero
+from lockstep.scheduler.snapshot import OrgType
+
+
+@dataclass(slots=True)
+class Account:
+    """One unit in one pool."""
+
+    unit: str
+    kind: OrgType
+    name: str
+    pool: str
+    deserved: Amounts
+    limit: Amounts
+    fair: Amounts
+    allocated: Amounts
+    requested: Amounts
+
+
+def exceeds(value: float, bound: float) -> bool:
+    """`value` is beyond `bound`, floating-point noise aside (an infinite bound: never)."""
+    return value > bound + EPSILON * max(1.0, abs(bound))
+
+
+def first_over(held: Amounts, more: Amounts, bounds: Amounts) -> int | None:
+    """The first resource for which `held` + `more` passes `bounds` (only those `more` asks)."""
+    for r in range(len(RESOURCES)):
+        if more[r] > EPSILON and exceeds(held[r] + more[r], bounds[r]):
+            return r
+    return None
+
+
+class Books:
+    """Every unit's account in every pool, made when first asked for."""
+
+    def __init__(
+        self,
+        hierarchy: Hierarchy,
+        shares: FairShares,
+        allocated: Mapping[str, Mapping[str, Amounts]],
+        requested: Mapping[str, Mapping[str, Amounts]],
+    ) -> None:
+        self.hierarchy = hierarchy
+        self._shares = shares
+        self._allocated = allocated
+        self._requested = requested
+        self._accounts: dict[tuple[OrgType, str, str], Account] = {}
+
+    def project(self, project: str, pool: str) -> Account:
+        return self._account(OrgType.PROJECT, project, pool)
+
+    def department(self, project: str, pool: str) -> Account | None:
+        """The account of the project's department in `pool` (None: it has none)."""
+        department = self.hierarchy.department_of.get(project)
+        return None if department is None else self._account(OrgType.DEPARTMENT, department, pool)
+
+    def of_department(self, department: str, pool: str) -> Account:
+        return self._account(OrgType.DEPARTMENT, department, pool)
+
+    def both(self, project: str, pool: str) -> list[Account]:
+        """The project's account, then its department's (when it has one)."""
+        department = self.department(project, pool)
+        accounts = [self.project(project, pool)]
+        return accounts if department is None else [*accounts, department]
+
+    def charge(self, project: str, amounts: Mapping[str, Amounts], sign: float = 1.0) -> None:
+        """Count `amounts` (pool → amounts) as held by the project (and its department);
+        sign -1 takes them off."""
+        for pool, held in amounts.items():
+            for account in self.both(project, pool):
+                for r, value in enumerate(held):
+                    account.allocated[r] += sign * value
+
+    def accounts(self, kind: OrgType) -> Sequence[Account]:
+        return [a for a in self._accounts.values() if a.kind is kind]
+
+    def _account(self, kind: OrgType, unit: str, pool: str) -> Account:
+        key = (kind, unit, pool)
+        found = self._accounts.get(key)
+        if found is not None:
+            return found
+        quota = self.hierarchy.quota(unit, pool, kind)
+        if kind is OrgType.PROJECT:
+            fair = self._shares.projects.get(unit, {}).get(pool) or zero()
+            allocated = list(self._allocated.get(unit, {}).get(pool) or zero())
+            requested = list(self._requested.get(unit, {}).get(pool) or zero())
+        else:
+            fair = self._shares.departments.get(unit, {}).get(pool) or zero()
+            members = self.hierarchy.members.get(unit, [])
+            allocated, requested = zero(), zero()
+            for project in members:
+                for total, ledger in ((allocated, self._allocated), (requested, self._requested)):
+                    amounts = ledger.get(project, {}).get(pool)
+                    if amounts:
+                        for r, value in enumerate(amounts):
+                            total[r] += value
+        account = self._accounts[key] = Account(
+            unit,
+            kind,
+            self.hierarchy.name(unit, kind),
+            pool,
+            [q.deserved for q in quota],
+            [q.limit for q in quota],
+            list(fair),
+            allocated,
+            requested,
+        )
+        return account
