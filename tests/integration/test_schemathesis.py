@@ -8,10 +8,10 @@ body of the documented schema (`response_schema_conformance`). Failures: none.
 The run is bounded and reproducible (a fixed seed, derandomized generation, no example
 database) and takes a minute or two, on SQLite and on PostgreSQL. It runs twice on each: once
 with the path ids schemathesis generates (unknown ids, ids of the wrong form), once with the
-ids of objects that exist (a running workload, the cluster, the default department and
-project) so that their answers are full bodies — the operations with such ids in their path,
-and the creation of departments and projects in the cluster that exists; that pass deletes
-last, so that its DELETE requests leave the objects to the rest.
+ids of objects that exist (a running workload, the cluster, the default project, a
+department and a node pool) so that their answers are full bodies — the operations with such
+ids in their path, and the creation of departments and projects in the cluster that exists;
+that pass deletes last, so that its DELETE requests leave the objects to the rest.
 
 Where the document is silent lockstep follows its own documented rule, and the run checks
 it against that rule (`SILENCES`): every operation answers input it refuses with Run:ai's
@@ -211,16 +211,31 @@ def run(
 
 
 def _existing_ids(server: LiveServer) -> dict[str, str]:
-    """A running workload, the cluster, the default department and project."""
+    """A running workload, the cluster, the default project, and a department and a node pool
+    that nothing depends on (so that deleting them succeeds)."""
     api = server.api()
     cluster = api.cluster_id()
     workload = api.create(sleeping(cluster, name="contract", workers=1))["workloadId"]
     api.wait_for(workload, {"Running"})
+    department = api.post(
+        "/api/v1/org-unit/departments", json={"name": "contract", "clusterId": cluster}
+    )
+    pool = api.post(
+        "/api/v1/node-pools",
+        json={
+            "name": "contract",
+            "labelKey": "pool",
+            "labelValue": "contract",
+            "clusterId": cluster,
+        },
+    )
+    assert department.status_code == 201 and pool.status_code == 201, (department, pool)
     return {
         "workloadId": workload,
         "clusterUuid": cluster,
-        "departmentId": api.get("/api/v1/org-unit/departments").json()["departments"][0]["id"],
+        "departmentId": str(department.json()["id"]),
         "projectId": "1",
+        "nodepoolId": str(pool.json()["id"]),
     }
 
 
