@@ -22,7 +22,33 @@ BAD_RESOURCES = [
     ("a string", "text", "resources: input should be a valid array"),
     ("a number", [{"gpu": {"deserved": "1"}}], "resources[0].gpu.deserved: must be a number"),
     ("a boolean", [{"gpu": {"deserved": True}}], "resources[0].gpu.deserved: must be a number"),
-    ("negative", _gpu(deserved=-1), "resources[0].gpu: deserved must be greater than or equal"),
+    (
+        "negative",
+        _gpu(deserved=-2),
+        "resources[0].gpu: deserved must be -1 (unlimited) or greater than or equal to 0",
+    ),
+    (
+        "a limit with unlimited deserved",
+        _gpu(deserved=-1, limit=4),
+        "resources[0].gpu: limit must be -1 (no limit) when deserved is -1 (unlimited)",
+    ),
+    ("too large", _gpu(deserved=1e13), "resources[0].gpu: deserved must be at most 1e+12"),
+    (
+        "an unknown node pool",
+        [{"nodePool": {"id": "77"}, "gpu": {"deserved": 1}}],
+        "resources[0].nodePool: no node pool '77'; node pools: default",
+    ),
+    (
+        "a node pool twice",
+        [{"nodePool": {"id": "1"}}, {"nodePool": {"id": "default"}}],
+        "resources[1].nodePool: node pool 'default' is already given by resources[0]",
+    ),
+    (
+        "an id and a name that disagree",
+        [{"nodePool": {"id": "1", "name": "a100"}}],
+        "resources[0].nodePool: id '1' is the pool 'default', not 'a100'",
+    ),
+    ("too many entries", [{}] * 65, "resources: list should have at most 64 items"),
     (
         "a negative weight",
         _gpu(deserved=1, overQuotaWeight=-2),
@@ -82,7 +108,7 @@ def test_good_resources_are_stored_as_sent_with_the_default_gpu_share(api: Api) 
             "memory": {"deserved": 10, "limit": None, "units": "GB"},
             "priority": "Normal",
         },
-        {"nodePool": {"id": 2}, "cpu": None},
+        {"cpu": None},
     ]
     created = api.post(
         PROJECTS, json={"name": "quota", "clusterId": cluster, "resources": resources}
@@ -97,7 +123,7 @@ def test_good_resources_are_stored_as_sent_with_the_default_gpu_share(api: Api) 
             "memory": {"deserved": 10, "limit": None, "units": "GB"},
             "priority": "Normal",
         },
-        {"nodePool": {"id": "2"}, "cpu": None, "gpu": {"deserved": 0}},
+        {"cpu": None, "gpu": {"deserved": 0}},
     ]
 
 

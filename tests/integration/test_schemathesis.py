@@ -8,15 +8,16 @@ body of the documented schema (`response_schema_conformance`). Failures: none.
 The run is bounded and reproducible (a fixed seed, derandomized generation, no example
 database) and takes a minute or two, on SQLite and on PostgreSQL. It runs twice on each: once
 with the path ids schemathesis generates (unknown ids, ids of the wrong form), once with the
-ids of objects that exist (a running workload, the cluster, the default department and
-project) so that their answers are full bodies — the operations with such ids in their path,
-and the creation of departments and projects in the cluster that exists; that pass deletes
-last, so that its DELETE requests leave the objects to the rest.
+ids of objects that exist (a running workload, the cluster, the default project, a
+department and a node pool) so that their answers are full bodies — the operations with such
+ids in their path, and the creation of departments and projects in the cluster that exists;
+that pass deletes last, so that its DELETE requests leave the objects to the rest.
 
 Where the document is silent lockstep follows its own documented rule, and the run checks
 it against that rule (`SILENCES`): every operation answers input it refuses with Run:ai's
 400 error body, though the document lists no 400 for some of them; the token endpoint answers
-refused credentials with 401.
+refused credentials with 401; deleting a project, department or node pool that something still
+depends on answers 409.
 """
 
 from __future__ import annotations
@@ -54,6 +55,17 @@ SILENCES = {
 """What lockstep answers where the document lists nothing: bad input gets 400 everywhere."""
 TOKEN_SILENCES = {"401": "#/components/responses/401Unauthorized"}
 """Refused credentials at the token endpoint get 401 (README: The API)."""
+CONFLICT_SILENCES = {"409": "#/components/responses/409Conflict"}
+DELETIONS_REFUSED = frozenset(
+    {
+        ("DELETE", "/api/v1/org-unit/projects/{projectId}"),
+        ("DELETE", "/api/v1/org-unit/departments/{departmentId}"),
+        ("DELETE", "/api/v1/node-pools/{nodepoolId}"),
+    }
+)
+"""Deleting what something still depends on is refused with 409 (README: Projects,
+departments and node pools): a project with workloads, a department with projects, the
+default pool or one that resources name."""
 TOKEN = ("POST", "/api/v1/token")
 ORGANIZATION_CREATIONS = (
     ("POST", "/api/v1/org-unit/departments"),
@@ -111,7 +123,11 @@ def with_silences(operations: Iterable[Operation]) -> dict[str, Any]:
     amended = copy.deepcopy(document())
     for method, path in operations:
         responses = amended["paths"][path][method.lower()]["responses"]
-        added = {**SILENCES, **(TOKEN_SILENCES if (method, path) == TOKEN else {})}
+        added = {
+            **SILENCES,
+            **(TOKEN_SILENCES if (method, path) == TOKEN else {}),
+            **(CONFLICT_SILENCES if (method, path) in DELETIONS_REFUSED else {}),
+        }
         for status, reference in added.items():
             responses.setdefault(status, {"$ref": reference})
     return amended
@@ -195,16 +211,31 @@ def run(
 
 
 def _existing_ids(server: LiveServer) -> dict[str, str]:
-    """A running workload, the cluster, the default department and project."""
+    """A running workload, the cluster, the default project, and a department and a node pool
+    that nothing depends on (so that deleting them succeeds)."""
     api = server.api()
     cluster = api.cluster_id()
     workload = api.create(sleeping(cluster, name="contract", workers=1))["workloadId"]
     api.wait_for(workload, {"Running"})
+    department = api.post(
+        "/api/v1/org-unit/departments", json={"name": "contract", "clusterId": cluster}
+    )
+    pool = api.post(
+        "/api/v1/node-pools",
+        json={
+            "name": "contract",
+            "labelKey": "pool",
+            "labelValue": "contract",
+            "clusterId": cluster,
+        },
+    )
+    assert department.status_code == 201 and pool.status_code == 201, (department, pool)
     return {
         "workloadId": workload,
         "clusterUuid": cluster,
-        "departmentId": api.get("/api/v1/org-unit/departments").json()["departments"][0]["id"],
+        "departmentId": str(department.json()["id"]),
         "projectId": "1",
+        "nodepoolId": str(pool.json()["id"]),
     }
 
 

@@ -4,7 +4,7 @@ routes — with nothing built at import time."""
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -19,16 +19,18 @@ from lockstep.api.routes import (
     claims,
     distributed,
     health,
-    organization,
+    node_pools,
     pod_logs,
     scheduling,
     tokens,
     values,
     workloads,
 )
+from lockstep.api.routes import organization as organization_routes
 from lockstep.assembly import bootstrap, open_core
 from lockstep.config import RuntimeKind, SandboxMode, Settings
 from lockstep.domain.clock import Clock, utc_now
+from lockstep.domain.cluster import Node
 from lockstep.reconciler.controller import Controller, ProcessController, ThreadController
 from lockstep.rendering import kubernetes_settings, organization_of, renderers
 from lockstep.runtimes.base import PodLogs, Runtime
@@ -37,7 +39,9 @@ from lockstep.runtimes.local.log_reader import LocalLogReader
 from lockstep.runtimes.local.sandbox.policy import unknown_data_volumes
 from lockstep.runtimes.local.volumes.claims import Claims
 from lockstep.services.claims import ClaimService
+from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
+from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
 from lockstep.services.workloads import WorkloadService
 from lockstep.store.database import Database
@@ -64,12 +68,17 @@ def create_app(
             controller = ProcessController(settings)
         else:
             controller = ThreadController(core.database, settings, clock=clock, runtime=runtime)
+        local_nodes = machine.nodes(settings.nodes)
         parts = _Parts(
             controller,
-            nodes=LocalNodes(core.database, machine.nodes(settings.nodes)),
+            nodes=LocalNodes(core.database, local_nodes),
             logs=LocalLogReader(settings.runtime_dir),
+            plain_nodes=lambda: local_nodes,
         )
     controller = parts.controller
+    organization = OrganizationService(
+        core.database, clock=clock, nodes=parts.plain_nodes, wake=_waking(controller)
+    )
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -102,7 +111,7 @@ def create_app(
             ),
             allowed_host_paths=settings.host_path_allowances,
         ),
-        organization=core.organization,
+        organization=organization,
         scheduling=SchedulingService(core.database),
         identity=core.identity,
         values=core.values,
@@ -112,7 +121,8 @@ def create_app(
             if settings.runtime is RuntimeKind.LOCAL
             else None,
         ),
-        nodes=NodeService(core.organization, parts.nodes),
+        nodes=NodeService(organization, parts.nodes),
+        node_pools=NodePoolService(core.database, organization, parts.nodes),
         tokens=core.tokens,
         calls=Calls(core.database),
         logs=parts.logs,
@@ -136,7 +146,8 @@ def create_app(
         distributed,
         workloads,
         pod_logs,
-        organization,
+        organization_routes,
+        node_pools,
         scheduling,
         values,
         claims,
@@ -153,6 +164,19 @@ class _Parts:
     controller: Controller
     nodes: NodeSource
     logs: PodLogs
+    plain_nodes: Callable[[], Sequence[Node]]
+    """The nodes alone, without what is held of them (their pools are node pools)."""
+
+
+def _waking(controller: Controller) -> Callable[[Sequence[str]], None]:
+    """Quotas changed: reconciling a pending workload runs a scheduling cycle, which applies
+    them (the reconciler schedules after any pass that looked at a pending workload)."""
+
+    def wake(pending: Sequence[str]) -> None:
+        for workload_id in pending:
+            controller.notify(workload_id)
+
+    return wake
 
 
 def _on_a_cluster(database: Database, settings: Settings, *, clock: Clock) -> _Parts:
@@ -170,8 +194,10 @@ def _on_a_cluster(database: Database, settings: Settings, *, clock: Clock) -> _P
             workload = unit.workloads.get(workload_id, include_deleted=True)
         return None if workload is None else workload.namespace
 
+    nodes = ClusterNodes(cluster, pool_label=settings.kube_node_pool_label)
     return _Parts(
         ClusterController(database, cluster, settings=kubernetes_settings(settings), clock=clock),
-        nodes=ClusterNodes(cluster, pool_label=settings.kube_node_pool_label),
+        nodes=nodes,
         logs=ClusterLogReader(cluster, namespace_of=namespace_of, clock=clock),
+        plain_nodes=lambda: [use.node for use in nodes()],
     )

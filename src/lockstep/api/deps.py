@@ -24,6 +24,7 @@ from lockstep.runtimes.base import PodLogs
 from lockstep.schemas.bounds import RequestBounds
 from lockstep.services.claims import ClaimService
 from lockstep.services.identity import IdentityService
+from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
@@ -40,6 +41,7 @@ class Services:
     values: ValueService
     claims: ClaimService
     nodes: NodeService
+    node_pools: NodePoolService
     tokens: TokenAuthority
     calls: Calls
     logs: PodLogs
@@ -107,4 +109,5 @@ BodyDep = Annotated[bytes, Depends(_body)]
 WorkloadId = Annotated[UUID, Path(alias="workloadId")]
 ProjectId = Annotated[str, Path(alias="projectId")]
 DepartmentId = Annotated[str, Path(alias="departmentId")]
+NodepoolId = Annotated[str, Path(alias="nodepoolId")]
 ClusterUuid = Annotated[UUID, Path(alias="clusterUuid")]

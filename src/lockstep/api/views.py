@@ -28,6 +28,7 @@ from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.pod_launch import environment_for_image
 from lockstep.runtimes.local.sandbox.asked import isolation_asked
 from lockstep.schemas.distributed import MasterSpec, WorkerSpec
+from lockstep.services.node_pools import PoolView
 from lockstep.services.nodes import GPU_PRODUCT_LABEL
 from lockstep.store.workloads import WORKLOAD_TYPE
 
@@ -322,7 +323,9 @@ def _quota() -> dict[str, Any]:
     return {"gpuQuota": None, "cpuQuota": None, "memoryQuota": None}
 
 
-def project(p: Project) -> dict[str, Any]:
+def project(p: Project, quota: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A project; `quota`: its `nodePoolQuotaStatuses` and `quotaStatus`
+    (services/quota_status.py)."""
     return {
         "id": p.id,
         "name": p.name,
@@ -331,7 +334,7 @@ def project(p: Project) -> dict[str, Any]:
         "parentId": p.department_id,
         "requestedNamespace": p.requested_namespace,
         "enforceRunaiScheduler": True,
-        "status": {"namespace": p.namespace, "phase": "Ready"},
+        "status": {"namespace": p.namespace, "phase": "Ready", **(quota or {})},
         "totalResources": _quota(),
         "createdAt": iso(p.created_at),
         "updatedAt": iso(p.updated_at),
@@ -342,7 +345,8 @@ def project(p: Project) -> dict[str, Any]:
     }
 
 
-def department(d: Department) -> dict[str, Any]:
+def department(d: Department, quota: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A department; `quota`: the sum of its projects' quota status."""
     return {
         "id": d.id,
         "name": d.name,
@@ -353,6 +357,7 @@ def department(d: Department) -> dict[str, Any]:
         "createdBy": d.created_by,
         "totalResources": _quota(),
         "resources": d.resources,
+        "status": dict(quota or {}),
     }
 
 
@@ -434,3 +439,38 @@ def node(use: NodeUse, cluster: Cluster) -> dict[str, Any]:
 
 def _amount(value: Decimal) -> str:
     return f"{value.normalize():f}"
+
+
+def node_pool(view: PoolView) -> dict[str, Any]:
+    """A node pool (the document's `Nodepool`), with lockstep's own `capacity` and
+    `allocated` (GPUs in devices, CPU in cores, memory as a binary quantity)."""
+    p = view.pool
+    gpus, cpu, memory = view.capacity()
+    held_gpus, held_cpu, held_memory = view.allocated()
+    return {
+        "id": p.id,
+        "name": p.name,
+        "labelKey": p.label_key,
+        "labelValue": p.label_value,
+        "clusterId": p.cluster_id,
+        "clusterName": view.cluster_name,
+        "tenantId": TENANT_ID,
+        "isDefault": p.is_default,
+        "phase": view.phase,
+        "phaseMessage": "" if view.nodes else "no node is in the pool",
+        "status": {"nodes": [u.node.name for u in view.nodes]},
+        "createdBy": p.created_by,
+        "createdAt": iso(p.created_at),
+        "updatedBy": p.updated_by,
+        "updatedAt": iso(p.updated_at),
+        "capacity": {
+            "gpus": gpus,
+            "cpuCores": _amount(cpu),
+            "memory": binary_quantity(int(memory)),
+        },
+        "allocated": {
+            "gpus": _amount(held_gpus),
+            "cpuCores": _amount(held_cpu),
+            "memory": binary_quantity(int(held_memory)),
+        },
+    }

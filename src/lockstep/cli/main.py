@@ -29,6 +29,8 @@ GROUPS: dict[str, tuple[str, str, str]] = {
         "Submit and manage distributed training workloads.",
     ),
     "project": ("lockstep.cli.projects", "app", "Projects."),
+    "department": ("lockstep.cli.departments", "app", "Departments."),
+    "node-pool": ("lockstep.cli.node_pools", "app", "Node pools."),
     "cluster": ("lockstep.cli.projects", "cluster_app", "The cluster and its nodes."),
     "config": ("lockstep.cli.login", "config_app", "Switch between lockstep servers."),
     "admin": (

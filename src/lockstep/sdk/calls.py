@@ -163,3 +163,39 @@ def nodes(cluster_id: str) -> Call:
 
 ITEMS_KEY = {"pods": "pods", "events": "events", "history": "records"}
 """The key under which each sub-resource's page holds its items."""
+
+
+PROJECTS = "/api/v1/org-unit/projects"
+DEPARTMENTS = "/api/v1/org-unit/departments"
+
+
+def create_project(body: Mapping[str, Any]) -> Call:
+    return Call("POST", PROJECTS, body=dict(body), idempotent=False)
+
+
+def set_project_resources(project_id: str, resources: list[Any], *, patch: bool) -> Call:
+    return Call("PATCH" if patch else "PUT", f"{PROJECTS}/{project_id}/resources", body=resources)
+
+
+def delete_project(project_id: str) -> Call:
+    return Call("DELETE", f"{PROJECTS}/{project_id}")
+
+
+def departments() -> Call:
+    return Call("GET", DEPARTMENTS)
+
+
+def create_department(body: Mapping[str, Any]) -> Call:
+    return Call("POST", DEPARTMENTS, body=dict(body), idempotent=False)
+
+
+def update_department(department_id: str, body: Mapping[str, Any]) -> Call:
+    return Call("PUT", f"{DEPARTMENTS}/{department_id}", body=dict(body))
+
+
+def delete_department(department_id: str) -> Call:
+    return Call("DELETE", f"{DEPARTMENTS}/{department_id}")
+
+
+def node_pools() -> Call:
+    return Call("GET", "/api/v1/node-pools")

@@ -222,6 +222,35 @@ class Client:
         they will be admitted, each with why it waits."""
         return list(self._json(calls.queue(project_id))["projects"])
 
+    def create_project(self, body: Json) -> Json:
+        """A new project (`ProjectCreationRequest`)."""
+        return self._json(calls.create_project(body))
+
+    def set_project_resources(self, project_id: str, resources: Items, *, patch: bool) -> Items:
+        """Replace (or with `patch`, merge pool by pool into) the project's `resources[]`."""
+        answer: Items = self._send(
+            calls.set_project_resources(project_id, resources, patch=patch)
+        ).json()
+        return answer
+
+    def delete_project(self, project_id: str) -> None:
+        self._send(calls.delete_project(project_id))
+
+    def departments(self) -> Items:
+        return list(self._json(calls.departments())["departments"])
+
+    def create_department(self, body: Json) -> Json:
+        return self._json(calls.create_department(body))
+
+    def update_department(self, department_id: str, body: Json) -> Json:
+        return self._json(calls.update_department(department_id, body))
+
+    def delete_department(self, department_id: str) -> None:
+        self._send(calls.delete_department(department_id))
+
+    def node_pools(self) -> Items:
+        return list(self._json(calls.node_pools())["nodepools"])
+
     def create_claim(self, project_id: str, name: str, *, size: str | None = None) -> Json:
         """A new claim (a pvc volume of the local runtime) in the project; `size` is a
         Kubernetes quantity such as `10Gi`."""

@@ -11,6 +11,8 @@ from lockstep.auth.tokens import IssuedToken, Principal, TokenAuthority
 from lockstep.domain.clock import Clock
 from lockstep.domain.errors import InvalidRequest, NotFound, Unauthenticated
 from lockstep.domain.identity import AccessRule, Application, Role, ScopeType, SubjectType
+from lockstep.domain.node_pools import DEFAULT_POOL
+from lockstep.domain.quotas import unbounded_resources
 from lockstep.schemas.tokens import GrantType, TokenRequest
 from lockstep.store.database import Database, UnitOfWork
 
@@ -80,9 +82,10 @@ class IdentityService:
                 department_id=department.id,
                 created_by=BOOTSTRAP_ACTOR,
                 requested_namespace=None,
-                resources=[],
+                resources=unbounded_resources(),
                 now=now,
             )
+            unit.node_pools.ensure(cluster.id, [DEFAULT_POOL], by=BOOTSTRAP_ACTOR, now=now)
             generated = None if client_id and client_secret else generate_secret()
             admin_id = client_id if client_id and client_secret else "admin"
             secret = client_secret if client_id and client_secret else generated

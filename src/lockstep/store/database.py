@@ -22,6 +22,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from lockstep.domain.errors import StoreUnavailable
 from lockstep.store.group_commit import WalSyncer
 from lockstep.store.identity import IdentityRepository
+from lockstep.store.node_pools import NodePoolRepository
 from lockstep.store.organization import OrganizationRepository
 from lockstep.store.scheduling import SchedulingRepository
 from lockstep.store.values import Sealing, ValueRepository
@@ -71,6 +72,7 @@ class UnitOfWork:
         self._connection = connection
         self.workloads = WorkloadRepository(connection)
         self.organization = OrganizationRepository(connection)
+        self.node_pools = NodePoolRepository(connection)
         self.identity = IdentityRepository(connection)
         self.values = ValueRepository(connection, sealer)
         self.scheduling = SchedulingRepository(connection)

@@ -6,14 +6,25 @@ from datetime import datetime
 from typing import Any
 
 import orjson
-from sqlalchemy import Connection, bindparam, func, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, func, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from lockstep.domain.errors import Conflict
 from lockstep.domain.organization import Cluster, Department, Project
 from lockstep.domain.pod_security import DEFAULT_LEVEL, PodSecurityLevel
 from lockstep.schemas.bounds import INT32_MAX
-from lockstep.store.tables import clusters, departments, projects
+from lockstep.store.tables import (
+    access_rules,
+    clusters,
+    config_maps,
+    departments,
+    events,
+    phase_changes,
+    pods,
+    projects,
+    secrets,
+    workloads,
+)
 
 
 def _cluster(row: Any) -> Cluster:
@@ -136,6 +147,89 @@ class OrganizationRepository:
             .returning(*projects.c)
         )
         return _project(self._db.execute(query).one())
+
+    def update_project(
+        self,
+        project_id: str,
+        *,
+        now: datetime,
+        resources: list[Any],
+        description: str | None = None,
+    ) -> Project:
+        """Replace the project's `resources[]` (and its description when given)."""
+        values: dict[str, Any] = {"resources": orjson.dumps(resources).decode(), "updated_at": now}
+        if description is not None:
+            values["description"] = description
+        query = (
+            update(projects)
+            .where(projects.c.id == int(project_id))
+            .values(**values)
+            .returning(*projects.c)
+        )
+        return _project(self._db.execute(query).one())
+
+    def update_department(
+        self,
+        department_id: str,
+        *,
+        now: datetime,
+        resources: list[Any] | None,
+        description: str | None = None,
+    ) -> Department:
+        """Replace the department's `resources[]` when given (and its description)."""
+        values: dict[str, Any] = {"updated_at": now}
+        if resources is not None:
+            values["resources"] = orjson.dumps(resources).decode()
+        if description is not None:
+            values["description"] = description
+        query = (
+            update(departments)
+            .where(departments.c.id == int(department_id))
+            .values(**values)
+            .returning(*departments.c)
+        )
+        return _department(self._db.execute(query).one())
+
+    def live_workload_names(self, project_id: str, *, limit: int) -> list[str]:
+        """The names of the project's workloads that are not deleted, oldest first."""
+        query = (
+            select(workloads.c.name)
+            .where(workloads.c.project_id == int(project_id), workloads.c.deleted_at.is_(None))
+            .order_by(workloads.c.created_at)
+            .limit(limit)
+        )
+        return list(self._db.execute(query).scalars())
+
+    def delete_project(self, project_id: str) -> None:
+        """The project, with what is left of its deleted workloads, its secrets, its config maps
+        and the access rules given on it (the caller made sure no workload of it is live)."""
+        key = int(project_id)
+        owned = select(workloads.c.id).where(workloads.c.project_id == key).scalar_subquery()
+        for table in (phase_changes, events, pods):
+            self._db.execute(delete(table).where(table.c.workload_id.in_(owned)))
+        self._db.execute(delete(workloads).where(workloads.c.project_id == key))
+        for table in (secrets, config_maps):
+            self._db.execute(delete(table).where(table.c.project_id == key))
+        self._db.execute(
+            delete(access_rules).where(
+                access_rules.c.scope_type == "project", access_rules.c.scope_id == project_id
+            )
+        )
+        self._db.execute(delete(projects).where(projects.c.id == key))
+
+    def delete_department(self, department_id: str) -> None:
+        """The department and the access rules given on it (it holds no project)."""
+        key = int(department_id)
+        self._db.execute(
+            update(workloads).where(workloads.c.department_id == key).values(department_id=None)
+        )
+        self._db.execute(
+            delete(access_rules).where(
+                access_rules.c.scope_type == "department",
+                access_rules.c.scope_id == department_id,
+            )
+        )
+        self._db.execute(delete(departments).where(departments.c.id == key))
 
     def pod_security_level(self, project_id: str) -> PodSecurityLevel:
         """The project's level as it is now (an administrator may change it)."""

@@ -92,6 +92,21 @@ projects = Table(
     UniqueConstraint("cluster_id", "name"),
 )
 
+node_pools = Table(
+    "node_pools",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(63), nullable=False),
+    Column("cluster_id", String(36), ForeignKey("clusters.id"), nullable=False),
+    Column("label_key", String(317), nullable=False),
+    Column("label_value", String(63), nullable=False),
+    Column("created_by", String(255), nullable=False),
+    Column("updated_by", String(255), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    UniqueConstraint("cluster_id", "name"),
+)
+
 applications = Table(
     "applications",
     metadata,

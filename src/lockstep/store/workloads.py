@@ -701,3 +701,12 @@ class WorkloadRepository:
     def unpark_all(self) -> None:
         """Put every parked workload back in the scheduler's queue."""
         self._db.execute(update(workloads).where(workloads.c.parked).values(parked=False))
+
+    def pending(self) -> list[Workload]:
+        """Workloads waiting to be admitted (new or Pending, wanted Running), parked or not."""
+        query = _JOINED.where(
+            workloads.c.deleted_at.is_(None),
+            workloads.c.actual_phase.in_([Phase.CREATING.value, Phase.PENDING.value]),
+            workloads.c.desired_phase == DesiredPhase.RUNNING.value,
+        )
+        return [_workload(r) for r in self._db.execute(query).all()]

@@ -2,17 +2,33 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Query
 from starlette.responses import Response
 
 from lockstep.api import views
-from lockstep.api.deps import BodyDep, CallerDep, ClusterUuid, DepartmentId, ProjectId, ServicesDep
+from lockstep.api.deps import (
+    BodyDep,
+    CallerDep,
+    ClusterUuid,
+    DepartmentId,
+    ProjectId,
+    Services,
+    ServicesDep,
+)
 from lockstep.api.responses import json_response, page, parse_body
+from lockstep.auth.tokens import Principal
 from lockstep.domain.errors import InvalidRequest
 from lockstep.domain.listing import ListQuery, SortOrder, check_paging, parse_filters
-from lockstep.schemas.organization import DepartmentCreationRequest, ProjectCreationRequest
+from lockstep.domain.organization import Department, Project
+from lockstep.schemas.organization import (
+    DepartmentCreationRequest,
+    DepartmentUpdateRequest,
+    ProjectCreationRequest,
+    ProjectUpdateRequest,
+    ResourcesUpdateRequest,
+)
 from lockstep.services.nodes import NODE_FIELDS
 from lockstep.services.organization import DEPARTMENT_FIELDS, PROJECT_FIELDS
 
@@ -52,7 +68,8 @@ async def get_projects(
         order=sort_order,
         search=search,
     )
-    chosen = [views.project(p) for p in projects[start : start + size]]
+    quota = await services.calls.store_off_loop(services.organization.quota_statuses)
+    chosen = [views.project(p, quota.of_project(p.id)) for p in projects[start : start + size]]
     return json_response(
         page(chosen, key="projects", offset=start, has_more=start + size < len(projects))
     )
@@ -62,13 +79,81 @@ async def get_projects(
 async def create_project(caller: CallerDep, services: ServicesDep, body: BodyDep) -> Response:
     request = await parse_body(ProjectCreationRequest, body)
     project = await services.calls.store(services.organization.create_project, caller, request)
-    return json_response(views.project(project), 201)
+    return json_response(await _project_view(services, project), 201)
+
+
+async def _project_view(services: Services, project: Project) -> dict[str, Any]:
+    quota = await services.calls.store_off_loop(services.organization.quota_statuses)
+    return views.project(project, quota.of_project(project.id))
+
+
+@router.get("/api/v1/org-unit/projects/count")
+async def count_projects(
+    caller: CallerDep,
+    services: ServicesDep,
+    filter_by: FilterBy = None,
+    search: str | None = None,
+) -> Response:
+    projects = await services.calls.store(
+        services.organization.projects,
+        caller,
+        filters=parse_filters(filter_by or [], allowed=frozenset(PROJECT_FIELDS)),
+        search=search,
+    )
+    return json_response({"count": len(projects)})
 
 
 @router.get("/api/v1/org-unit/projects/{projectId}")
 async def get_project(project_id: ProjectId, caller: CallerDep, services: ServicesDep) -> Response:
     project = await services.calls.store(services.organization.project, caller, project_id)
-    return json_response(views.project(project))
+    return json_response(await _project_view(services, project))
+
+
+@router.put("/api/v1/org-unit/projects/{projectId}")
+async def update_project(
+    project_id: ProjectId, caller: CallerDep, services: ServicesDep, body: BodyDep
+) -> Response:
+    request = await parse_body(ProjectUpdateRequest, body)
+    project = await services.calls.store(
+        services.organization.update_project, caller, project_id, request
+    )
+    return json_response(await _project_view(services, project))
+
+
+@router.delete("/api/v1/org-unit/projects/{projectId}", status_code=204)
+async def delete_project(
+    project_id: ProjectId, caller: CallerDep, services: ServicesDep
+) -> Response:
+    await services.calls.store(services.organization.delete_project, caller, project_id)
+    return Response(status_code=204)
+
+
+async def _set_resources(
+    project_id: str, caller: Principal, services: Services, body: bytes, *, patch: bool
+) -> Response:
+    if not body.strip():
+        raise InvalidRequest.of("body", "a JSON array is required")
+    request = await parse_body(ResourcesUpdateRequest, b'{"resources":' + body + b"}")
+    project = await services.calls.store(
+        services.organization.set_resources, caller, project_id, request, patch=patch
+    )
+    return json_response(project.resources)
+
+
+@router.put("/api/v1/org-unit/projects/{projectId}/resources")
+async def update_project_resources(
+    project_id: ProjectId, caller: CallerDep, services: ServicesDep, body: BodyDep
+) -> Response:
+    """Replace the project's `resources[]`: the next scheduling cycle applies it."""
+    return await _set_resources(project_id, caller, services, body, patch=False)
+
+
+@router.patch("/api/v1/org-unit/projects/{projectId}/resources")
+async def patch_project_resources(
+    project_id: ProjectId, caller: CallerDep, services: ServicesDep, body: BodyDep
+) -> Response:
+    """Merge into the project's `resources[]`, pool by pool and field by field."""
+    return await _set_resources(project_id, caller, services, body, patch=True)
 
 
 @router.get("/api/v1/org-unit/departments")
@@ -90,7 +175,10 @@ async def get_departments(
         sort_by=_sort_field(sort_by, fields),
         order=sort_order,
     )
-    chosen = [views.department(d) for d in departments[start : start + size]]
+    quota = await services.calls.store_off_loop(services.organization.quota_statuses)
+    chosen = [
+        views.department(d, quota.of_department(d.id)) for d in departments[start : start + size]
+    ]
     return json_response(
         page(chosen, key="departments", offset=start, has_more=start + size < len(departments))
     )
@@ -102,7 +190,12 @@ async def create_department(caller: CallerDep, services: ServicesDep, body: Body
     department = await services.calls.store(
         services.organization.create_department, caller, request
     )
-    return json_response(views.department(department), 201)
+    return json_response(await _department_view(services, department), 201)
+
+
+async def _department_view(services: Services, department: Department) -> dict[str, Any]:
+    quota = await services.calls.store_off_loop(services.organization.quota_statuses)
+    return views.department(department, quota.of_department(department.id))
 
 
 @router.get("/api/v1/org-unit/departments/{departmentId}")
@@ -110,7 +203,26 @@ async def get_department(
     department_id: DepartmentId, caller: CallerDep, services: ServicesDep
 ) -> Response:
     department = await services.calls.store(services.organization.department, caller, department_id)
-    return json_response(views.department(department))
+    return json_response(await _department_view(services, department))
+
+
+@router.put("/api/v1/org-unit/departments/{departmentId}")
+async def update_department(
+    department_id: DepartmentId, caller: CallerDep, services: ServicesDep, body: BodyDep
+) -> Response:
+    request = await parse_body(DepartmentUpdateRequest, body)
+    department = await services.calls.store(
+        services.organization.update_department, caller, department_id, request
+    )
+    return json_response(await _department_view(services, department))
+
+
+@router.delete("/api/v1/org-unit/departments/{departmentId}", status_code=204)
+async def delete_department(
+    department_id: DepartmentId, caller: CallerDep, services: ServicesDep
+) -> Response:
+    await services.calls.store(services.organization.delete_department, caller, department_id)
+    return Response(status_code=204)
 
 
 @router.get("/api/v1/clusters")

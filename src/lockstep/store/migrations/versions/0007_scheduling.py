@@ -2,8 +2,8 @@
 (`NonPreemptibleOverQuota`, `OverLimit`) and its pending scheduling messages; the queue heads
 read per project; each project's and department's fair share as the last cycle found it.
 
-Revision ID: 0006
-Revises: 0005
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-12-01 13:00:00.000000
 """
 
@@ -12,8 +12,8 @@ from __future__ import annotations
 import sqlalchemy as sa
 from alembic import op
 
-revision = "0006"
-down_revision = "0005"
+revision = "0007"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 
