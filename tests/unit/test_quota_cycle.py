@@ -98,6 +98,20 @@ def test_a_project_below_its_share_reclaims_the_lowest_priority_then_newest() ->
     assert decisions.shares["team-a"]["default"][Resource.GPU] == Share(8, 8, 8, 16)
 
 
+def test_projects_of_one_department_reclaim_from_each_other_at_its_fair_share() -> None:
+    # The department holds all it may (16 of 16): what moves between its projects leaves
+    # its total as it was, so its fair share does not stand in the way.
+    usage = Usage(nodes())
+    holders = [hold(usage, f"a{i}", "team-a", 4) for i in range(4)]
+    together = org(
+        ("team-a@research", gpus(8)),
+        ("team-b@research", gpus(8)),
+        departments={"research": gpus(16)},
+    )
+    decisions = schedule(usage, [gang("b1", "team-b", 4)], holders, organization=together)
+    assert decisions.preempted == {"a3": Preemption("b1", reclaim=True)}
+
+
 def test_once_the_reclaimed_have_stopped_the_reclaimer_is_admitted() -> None:
     usage = Usage(nodes())
     keep = [hold(usage, "a1", "team-a", 4), hold(usage, "a2", "team-a", 4)]
@@ -151,17 +165,33 @@ def test_non_preemptible_workloads_run_only_within_deserved() -> None:
         gang("np1", "team-a", 2, preemptible=False),
         gang("np2", "team-a", 4, preemptible=False),
         gang("p1", "team-a", 4),
+        gang("np3", "team-a", 1, preemptible=False),
     ]
     decisions = schedule(Usage(nodes()), heads, organization=organization)
-    assert list(decisions.admitted) == ["np1"]
+    # What preemptible workloads hold does not count against deserved: p1 passes np2 (it may
+    # borrow the idle GPUs), np3 waits behind it (it would take np2's deserved share).
+    assert list(decisions.admitted) == ["np1", "p1"]
     assert decisions.waiting["np2"] == Waiting(
-        "project team-a has 4 deserved GPU in pool default (2 allocated) and a non-preemptible "
-        "workload runs only within its deserved quota; this one asks 4 GPUs",
+        "project team-a has 4 deserved GPU in pool default (2 held by non-preemptible "
+        "workloads) and a non-preemptible workload runs only within its deserved quota; this "
+        "one asks 4 GPUs",
         PhaseReason.NON_PREEMPTIBLE_OVER_QUOTA,
         "default",
         "project",
     )
-    assert messages(decisions)["p1"] == "queued behind workload np2"
+    assert messages(decisions)["np3"] == "queued behind workload np2"
+
+
+def test_preemptible_workloads_leave_deserved_to_non_preemptible_ones() -> None:
+    usage = Usage(nodes())
+    borrowers = [hold(usage, f"p{i}", "team-a", 4) for i in range(4)]
+    organization = org(("team-a", gpus(8)), ("team-b", gpus(8)))
+    decisions = schedule(
+        usage, [gang("np", "team-a", 4, preemptible=False)], borrowers, organization=organization
+    )
+    # team-a holds all 16 GPUs with preemptible workloads: the non-preemptible one is within
+    # deserved (nothing non-preemptible held), so it waits for room, not for its quota.
+    assert decisions.waiting["np"].reason is None
 
 
 def test_a_non_preemptible_workload_larger_than_deserved_blocks_no_one() -> None:

@@ -32,6 +32,7 @@ from lockstep.config import RuntimeKind, SandboxMode, Settings
 from lockstep.domain.clock import Clock, utc_now
 from lockstep.domain.cluster import Node
 from lockstep.reconciler.controller import Controller, ProcessController, ThreadController
+from lockstep.reconciler.queue import ORGANIZATION_CHANGED
 from lockstep.rendering import kubernetes_settings, organization_of, renderers
 from lockstep.runtimes.base import PodLogs, Runtime
 from lockstep.runtimes.local import machine
@@ -168,13 +169,11 @@ class _Parts:
     """The nodes alone, without what is held of them (their pools are node pools)."""
 
 
-def _waking(controller: Controller) -> Callable[[Sequence[str]], None]:
-    """Quotas changed: reconciling a pending workload runs a scheduling cycle, which applies
-    them (the reconciler schedules after any pass that looked at a pending workload)."""
+def _waking(controller: Controller) -> Callable[[], None]:
+    """The organization changed: the reconciler applies it at once (see ORGANIZATION_CHANGED)."""
 
-    def wake(pending: Sequence[str]) -> None:
-        for workload_id in pending:
-            controller.notify(workload_id)
+    def wake() -> None:
+        controller.notify(ORGANIZATION_CHANGED)
 
     return wake
 

@@ -38,7 +38,7 @@ from lockstep.domain.workload import Event, Workload, WorkloadUpdate
 from lockstep.reconciler.leader import LeaderController
 from lockstep.reconciler.observed import Recorder
 from lockstep.reconciler.passes import decide_all, write
-from lockstep.reconciler.queue import WorkQueue
+from lockstep.reconciler.queue import ORGANIZATION_CHANGED, WorkQueue
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.kubernetes.cluster import Cluster
 from lockstep.runtimes.kubernetes.cluster_errors import (
@@ -86,7 +86,7 @@ OWNED_KINDS: tuple[tuple[str, str], ...] = (
 """What lockstep may create beside the job, removed with the workload (a claim labelled to
 outlive it excepted)."""
 
-QUEUES_KEY = "lockstep:queues"
+QUEUES_KEY = ORGANIZATION_CHANGED
 """Queued (instead of a workload id) to have the organisation's queues synced at once."""
 
 EVENT_ID_NAMESPACE = uuid.UUID("6f1b7f6e-52c4-4a4e-9d7a-6b0c1c3f0c11")

@@ -28,6 +28,7 @@ from lockstep.runtimes.base import Runtime
 from lockstep.runtimes.local import machine
 from lockstep.runtimes.local.runtime import LocalRuntime
 from lockstep.runtimes.local.sandbox.policy import SandboxPolicy, policy_of
+from lockstep.scheduler.fair_share import TimeAware
 from lockstep.store.database import Database
 
 log = logging.getLogger(__name__)
@@ -84,6 +85,10 @@ class ThreadController:
             settings=ReconcilerSettings(
                 resync_seconds=settings.resync_seconds,
                 restart_backoff_seconds=settings.restart_backoff_seconds,
+                time_aware=TimeAware(settings.fair_share_k_value)
+                if settings.time_aware_fair_share
+                else None,
+                usage_half_life_seconds=settings.fair_share_half_life_seconds,
             ),
         )
 

@@ -23,18 +23,33 @@ from lockstep.domain.cluster import Assignment, Node
 from lockstep.domain.phases import DesiredPhase, Phase, can_transition, check_transition
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.priorities import is_preemptible
-from lockstep.domain.workload import EventType, PodPhase, Workload, WorkloadUpdate
+from lockstep.domain.workload import EventType, PendingMessage, PodPhase, Workload, WorkloadUpdate
 from lockstep.reconciler.observed import Recorder
 from lockstep.reconciler.outcome import gang_restarts, outcome, restart_backoff
 from lockstep.reconciler.passes import decide_all, write
-from lockstep.reconciler.queue import WorkQueue
+from lockstep.reconciler.queue import ORGANIZATION_CHANGED, WorkQueue
+from lockstep.reconciler.recent_usage import RecentUsage
+from lockstep.reconciler.shares import shares_to_store, snapshot_of, usage_from_store
 from lockstep.runtimes.base import PodStatus, Runtime
-from lockstep.scheduler.cycle import Candidate, Decisions, Holder, can_never_fit, schedule
+from lockstep.scheduler.accounting import capacity
+from lockstep.scheduler.cycle import (
+    Candidate,
+    Decisions,
+    Holder,
+    Waiting,
+    can_never_fit,
+    schedule,
+)
+from lockstep.scheduler.fair_share import TimeAware
+from lockstep.scheduler.hierarchy import RESOURCES
 from lockstep.scheduler.placement import GangPlacement, PodNeed, Usage, place
 from lockstep.scheduler.resources import Gang, gang_of
 from lockstep.scheduler.shape import pod_room
+from lockstep.scheduler.snapshot import Organization
 from lockstep.schemas.distributed import CleanPodPolicy, DistributedFramework
 from lockstep.store.database import Database
+from lockstep.store.scheduling import ShareKey
+from lockstep.store.scheduling import Shares as StoredShares
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +70,9 @@ class ReconcilerSettings:
     stop_poll_seconds: float = 0.5
     min_pass_seconds: float = 0.02
     restart_backoff_seconds: float = 10.0
+    time_aware: TimeAware | None = None
+    """Time-aware fair share (off: None)."""
+    usage_half_life_seconds: float = 3600.0
 
 
 class Reconciler:
@@ -84,6 +102,9 @@ class Reconciler:
         """Workloads known to fit these nodes were they idle (never parked, then)."""
         self._elastic_waiting = True
         """Some admitted elastic workload may have pods waiting for room (unknown at first)."""
+        self._recent_usage = RecentUsage(self._settings.usage_half_life_seconds)
+        self._stored_shares: dict[ShareKey, StoredShares] | None = None
+        """The fair shares last written (None: not read yet)."""
 
     # --- lifecycle ------------------------------------------------------------------------
 
@@ -130,6 +151,9 @@ class Reconciler:
         workloads are queued again: the machine may have changed since they were parked."""
         with self._db.write(durable=False) as unit:
             unit.workloads.unpark_all()
+            stored = unit.scheduling.shares()
+        self._stored_shares = dict(stored)
+        self._recent_usage.averages = usage_from_store(stored)
         live = set(self._ids_to_reconcile())
         for workload_id in sorted(self._runtime.workload_ids() - live):
             with self._db.read() as unit:
@@ -151,6 +175,9 @@ class Reconciler:
 
     def run_pass(self, keys: Sequence[str] | set[str]) -> None:
         """Reconcile every key, write what changed in one transaction, then schedule."""
+        if ORGANIZATION_CHANGED in keys:
+            keys = set(keys) - {ORGANIZATION_CHANGED}
+            self._schedule_needed = True
         changes = decide_all(self._db, self._queue, keys, self._decide)
         self._write(changes)
         if self._schedule_needed:
@@ -462,6 +489,7 @@ class Reconciler:
                     leaving=workload.actual_phase is Phase.TERMINATING,
                     waiting=[need for need in needs if need.pod not in placement],
                     affinity=gang.affinity,
+                    project_id=workload.project_id,
                 )
             )
         self._elastic_waiting = any(holder.waiting for holder in holders)
@@ -480,6 +508,7 @@ class Reconciler:
 
     def _candidate(self, workload: Workload) -> Candidate:
         gang = self._gang(workload)
+        spec = workload.request.get("spec") or {}
         return Candidate(
             workload_id=workload.id,
             name=workload.name,
@@ -487,6 +516,8 @@ class Reconciler:
             affinity=gang.affinity,
             priority=workload.priority,
             required=gang.required,
+            project_id=workload.project_id,
+            preemptible=is_preemptible(workload.priority_class, spec.get("preemptibility")),
         )
 
     def _never_fit(self, nodes: list[Node], candidates: list[Candidate]) -> dict[str, str]:
@@ -516,7 +547,11 @@ class Reconciler:
         return nodes
 
     def _cycle(
-        self, nodes: list[Node], heads: list[Workload], admitted: list[Workload]
+        self,
+        nodes: list[Node],
+        heads: list[Workload],
+        admitted: list[Workload],
+        organization: Organization,
     ) -> tuple[Decisions, dict[str, str], dict[str, ReplicaPlan]]:
         """The scheduler's decisions on `heads`, what those not decided on wait for beside
         room, and the plans of those that could fit. A gang that could never fit is parked
@@ -528,14 +563,61 @@ class Reconciler:
         unmet = self._unmet(placeable, plans)
         usage = Usage(nodes)
         holders = self._holders(admitted, usage)
+        time_aware = self._settings.time_aware
         decisions = schedule(
             usage,
             [candidates[w.id] for w in placeable if w.id not in unmet],
             holders,
+            organization=organization,
             fit_idle=self._fit_idle,
+            time_aware=time_aware,
+            recent_usage=self._recent_usage.averages if time_aware is not None else None,
         )
         decisions.parked.update(parked)
         return decisions, unmet, plans
+
+    def _keep_shares(self, decisions: Decisions, nodes: Sequence[Node]) -> None:
+        """Fold what each project holds into its recent usage, and store the shares (and the
+        usage) when they changed, for the API to show."""
+        pools = capacity(nodes)
+        self._recent_usage.observe(
+            {
+                project: {
+                    pool: {resource: share.allocated for resource, share in resources.items()}
+                    for pool, resources in by_pool.items()
+                }
+                for project, by_pool in decisions.shares.items()
+            },
+            {pool: dict(zip(RESOURCES, amounts, strict=True)) for pool, amounts in pools.items()},
+            time.monotonic(),
+        )
+        stored = shares_to_store(decisions, self._recent_usage.averages)
+        if stored != self._stored_shares:
+            with self._db.write(durable=False) as unit:
+                unit.scheduling.replace_shares(stored, self._clock())
+            self._stored_shares = stored
+
+    def _preemptions(
+        self, decisions: Decisions, heads: Sequence[Workload], running: Mapping[str, Workload]
+    ) -> list[tuple[Workload, WorkloadUpdate]]:
+        """The workloads stopped to make room, each with an event naming who takes it."""
+        changes = []
+        for workload_id, preemption in decisions.preempted.items():
+            victim = running[workload_id]
+            taker = next((w for w in heads if w.name == preemption.by), None)
+            if preemption.reclaim:
+                reason = "Reclaimed"
+                project = f" of project {taker.project_name}" if taker is not None else ""
+                message = f"reclaimed for workload {preemption.by}{project}"
+            else:
+                reason, message = "Preempted", f"preempted by workload {preemption.by}"
+            change = WorkloadUpdate(phase=Phase.TERMINATING, message=message)
+            change.events.append(
+                self._recorder.event(victim, reason, message, type=EventType.WARNING)
+            )
+            changes.append((victim, change))
+            self._queue.add(workload_id)
+        return changes
 
     def schedule(self) -> list[tuple[Workload, WorkloadUpdate]]:
         """One cycle: admit the pending gangs that fit, in submission order, and start them.
@@ -545,24 +627,20 @@ class Reconciler:
             heads = unit.workloads.queue_heads(
                 per_project=SCHEDULE_PER_PROJECT, limit=SCHEDULE_BATCH
             )
-            admitted = unit.workloads.admitted() if heads or self._elastic_waiting else []
+            admitted = unit.workloads.admitted()
+            organization = snapshot_of(
+                unit.organization.projects(),
+                unit.organization.departments(),
+                sorted({node.pool for node in nodes}),
+            )
         changes: list[tuple[Workload, WorkloadUpdate]] = []
-        if not heads and not self._elastic_waiting:
-            return changes
         if len(heads) == SCHEDULE_BATCH or _some_project_has(heads, SCHEDULE_PER_PROJECT):
             self._schedule_needed = True  # more are queued behind this batch
-        decisions, unmet, plans = self._cycle(nodes, heads, admitted)
+        decisions, unmet, plans = self._cycle(nodes, heads, admitted, organization)
+        self._keep_shares(decisions, nodes)
         by_id = {w.id: w for w in heads}
         running = {w.id: w for w in admitted}
-        for workload_id, preemption in decisions.preempted.items():
-            victim = running[workload_id]
-            message = f"preempted by workload {preemption.by}"
-            change = WorkloadUpdate(phase=Phase.TERMINATING, message=message)
-            change.events.append(
-                self._recorder.event(victim, "Preempted", message, type=EventType.WARNING)
-            )
-            changes.append((victim, change))
-            self._queue.add(workload_id)
+        changes += self._preemptions(decisions, heads, running)
         for workload_id, placement in decisions.admitted.items():
             workload = by_id[workload_id]
             try:
@@ -597,14 +675,34 @@ class Reconciler:
         for workload_id, message in decisions.parked.items():
             parked = WorkloadUpdate(phase=Phase.PENDING, message=message, parked=True)
             changes.append((by_id[workload_id], parked))
-        waiting = {workload_id: w.message for workload_id, w in decisions.waiting.items()}
-        for workload_id, message in (waiting | unmet).items():
+        waiting = decisions.waiting | {i: Waiting(message) for i, message in unmet.items()}
+        for workload_id, why in waiting.items():
             workload = by_id[workload_id]
-            if workload.actual_phase is Phase.CREATING or workload.phase_message != message:
-                changes.append((workload, WorkloadUpdate(phase=Phase.PENDING, message=message)))
+            pending = _pending(why)
+            if (
+                workload.actual_phase is Phase.CREATING
+                or workload.phase_message != why.message
+                or workload.pending != pending
+            ):
+                change = WorkloadUpdate(phase=Phase.PENDING, message=why.message, pending=pending)
+                changes.append((workload, change))
         for workload, change in changes:
             _check(workload, change)
         return changes
+
+
+def _pending(why: Waiting) -> tuple[PendingMessage, ...]:
+    """The contract's pending scheduling message, where a quota is why it waits."""
+    if why.reason is None:
+        return ()
+    return (
+        PendingMessage(
+            node_pool=why.pool,
+            phase_reason=why.reason.value,
+            reason=why.message,
+            org_type=why.org_type,
+        ),
+    )
 
 
 def _some_project_has(heads: Sequence[Workload], count: int) -> bool:

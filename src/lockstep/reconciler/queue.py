@@ -1,4 +1,5 @@
-"""A work queue of workload ids: deduplicated, with delayed entries, safe across threads."""
+"""A work queue of workload ids: deduplicated, with delayed entries, safe across threads.
+Beside workload ids it carries `ORGANIZATION_CHANGED`."""
 
 from __future__ import annotations
 
@@ -6,6 +7,10 @@ import heapq
 import threading
 import time
 from collections.abc import Callable
+
+ORGANIZATION_CHANGED = "lockstep:organization"
+"""Queued when a project or department (or its quotas) changed: the local reconciler runs a
+scheduling cycle, the Kubernetes one syncs the scheduler's queues."""
 
 
 class WorkQueue:

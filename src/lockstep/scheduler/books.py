@@ -25,6 +25,8 @@ class Account:
     fair: Amounts
     allocated: Amounts
     requested: Amounts
+    non_preemptible: Amounts
+    """What its non-preemptible workloads hold (of `allocated`): what deserved bounds them by."""
 
 
 def exceeds(value: float, bound: float) -> bool:
@@ -49,11 +51,13 @@ class Books:
         shares: FairShares,
         allocated: Mapping[str, Mapping[str, Amounts]],
         requested: Mapping[str, Mapping[str, Amounts]],
+        non_preemptible: Mapping[str, Mapping[str, Amounts]],
     ) -> None:
         self.hierarchy = hierarchy
         self._shares = shares
         self._allocated = allocated
         self._requested = requested
+        self._non_preemptible = non_preemptible
         self._accounts: dict[tuple[OrgType, str, str], Account] = {}
 
     def project(self, project: str, pool: str) -> Account:
@@ -73,13 +77,22 @@ class Books:
         accounts = [self.project(project, pool)]
         return accounts if department is None else [*accounts, department]
 
-    def charge(self, project: str, amounts: Mapping[str, Amounts], sign: float = 1.0) -> None:
-        """Count `amounts` (pool → amounts) as held by the project (and its department);
-        sign -1 takes them off."""
+    def charge(
+        self,
+        project: str,
+        amounts: Mapping[str, Amounts],
+        sign: float = 1.0,
+        *,
+        preemptible: bool = True,
+    ) -> None:
+        """Count `amounts` (pool → amounts) as held by the project (and its department), by
+        a preemptible workload or not; sign -1 takes them off."""
         for pool, held in amounts.items():
             for account in self.both(project, pool):
                 for r, value in enumerate(held):
                     account.allocated[r] += sign * value
+                    if not preemptible:
+                        account.non_preemptible[r] += sign * value
 
     def accounts(self, kind: OrgType) -> Sequence[Account]:
         return [a for a in self._accounts.values() if a.kind is kind]
@@ -94,12 +107,18 @@ class Books:
             fair = self._shares.projects.get(unit, {}).get(pool) or zero()
             allocated = list(self._allocated.get(unit, {}).get(pool) or zero())
             requested = list(self._requested.get(unit, {}).get(pool) or zero())
+            non_preemptible = list(self._non_preemptible.get(unit, {}).get(pool) or zero())
         else:
             fair = self._shares.departments.get(unit, {}).get(pool) or zero()
             members = self.hierarchy.members.get(unit, [])
-            allocated, requested = zero(), zero()
+            allocated, requested, non_preemptible = zero(), zero(), zero()
+            ledgers = (
+                (allocated, self._allocated),
+                (requested, self._requested),
+                (non_preemptible, self._non_preemptible),
+            )
             for project in members:
-                for total, ledger in ((allocated, self._allocated), (requested, self._requested)):
+                for total, ledger in ledgers:
                     amounts = ledger.get(project, {}).get(pool)
                     if amounts:
                         for r, value in enumerate(amounts):
@@ -114,5 +133,6 @@ class Books:
             list(fair),
             allocated,
             requested,
+            non_preemptible,
         )
         return account

@@ -27,6 +27,7 @@ from __future__ import annotations
 import heapq
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
+from enum import Enum
 
 from lockstep.domain.cluster import Node
 from lockstep.domain.quotas import Resource
@@ -178,9 +179,13 @@ class _Cycle:
             h.workload_id: placed_amounts(h.needs, h.placement, self.pool_of) for h in holders
         }
         allocated: dict[str, dict[str, Amounts]] = {}
+        non_preemptible: dict[str, dict[str, Amounts]] = {}
         for holder in holders:
             if not holder.leaving:
                 _add(allocated.setdefault(holder.project_id, {}), self.held[holder.workload_id])
+                if not holder.preemptible:
+                    ledger = non_preemptible.setdefault(holder.project_id, {})
+                    _add(ledger, self.held[holder.workload_id])
         requested = {
             p: {pool: list(a) for pool, a in pools.items()} for p, pools in allocated.items()
         }
@@ -197,7 +202,7 @@ class _Cycle:
             time_aware=time_aware,
             recent_usage=recent_usage,
         )
-        self.books = Books(self.hierarchy, shares, allocated, requested)
+        self.books = Books(self.hierarchy, shares, allocated, requested, non_preemptible)
         self.free = self._free()
         self.held_for: Candidate | None = None
         self.blocked: set[str] = set()
@@ -213,16 +218,27 @@ class _Cycle:
         heap = [self._key(queue[0], order, p) for p, queue in queues.items()]
         heapq.heapify(heap)
         cursor = dict.fromkeys(queues, 0)
+        held_back: dict[str, Candidate] = {}
+        """Per project, the non-preemptible gang that waits for its deserved share: the
+        project's non-preemptible gangs behind it wait behind it, its preemptible ones not."""
         while heap:
             *_, project = heapq.heappop(heap)
             queue = queues[project]
             candidate = queue[cursor[project]]
             cursor[project] += 1
-            if self._decide(candidate):
+            first = held_back.get(project)
+            if first is not None and not candidate.preemptible:
+                self._behind(candidate, first)
+                blocks = Blocks.NONE
+            else:
+                blocks = self._decide(candidate)
+            if blocks is Blocks.ALL:
                 self.blocked.add(project)
                 for behind in queue[cursor[project] :]:
                     self._behind(behind, candidate)
                 continue
+            if blocks is Blocks.NON_PREEMPTIBLE:
+                held_back[project] = candidate
             if cursor[project] < len(queue):
                 heapq.heappush(heap, self._key(queue[cursor[project]], order, project))
         if not self.blocked:
@@ -249,19 +265,19 @@ class _Cycle:
                 saturation = max(saturation, after / fair if fair > EPSILON else float("inf"))
         return saturation, -candidate.priority, order[candidate.workload_id], project
 
-    def _decide(self, candidate: Candidate) -> bool:
-        """Decide on the project's next gang; True when it waits blocking those behind it."""
+    def _decide(self, candidate: Candidate) -> Blocks:
+        """Decide on the project's next gang, and whom of its project behind it it holds."""
         workload_id = candidate.workload_id
         if workload_id not in self.fit_idle:
             never = can_never_fit(self.usage.nodes, candidate)
             if never is not None:
                 self.decisions.parked[workload_id] = never
-                return False
+                return Blocks.NONE
         ask, home = self.asks[workload_id], self.home[workload_id]
         hopeless = self._hopeless(candidate, ask, home)
         if hopeless is not None:
             self.decisions.waiting[workload_id] = hopeless
-            return False
+            return Blocks.NONE
         # It could fit the cluster, so its required pods are at most what the nodes run at
         # once; of an elastic gang's other pods no more than that could ever start either.
         required = candidate.required or candidate.shape.size
@@ -275,15 +291,15 @@ class _Cycle:
             if refusal is not None:
                 self.usage.release(needs, placed)
                 self.decisions.waiting[workload_id] = refusal
-                return True
+                return _blocks(refusal)
             self.decisions.admitted[workload_id] = placed
-            self._take(candidate.project_id, amounts)
-            return False
+            self._take(candidate.project_id, amounts, preemptible=candidate.preemptible)
+            return Blocks.NONE
         refusal = self._refusal(candidate, {home: ask}, hold=False)
         self.decisions.waiting[workload_id] = refusal or self._make_room(
             candidate, needs, home, ask, placed
         )
-        return True
+        return Blocks.ALL if refusal is None else _blocks(refusal)
 
     def _hopeless(self, candidate: Candidate, ask: Amounts, home: str) -> Waiting | None:
         """Why the gang cannot run under its quotas whatever others do (it waits without
@@ -310,7 +326,12 @@ class _Cycle:
                 if r is not None:
                     message = say.over_limit(account, r, more[r])
                     return Waiting(message, PhaseReason.OVER_LIMIT, pool, account.kind)
-                r = None if candidate.preemptible else first_over(held, more, account.deserved)
+                held_for_good = account.non_preemptible
+                r = (
+                    None
+                    if candidate.preemptible
+                    else first_over(held_for_good, more, account.deserved)
+                )
                 if r is not None:
                     message = say.non_preemptible(account, r, more[r])
                     reason = PhaseReason.NON_PREEMPTIBLE_OVER_QUOTA
@@ -364,7 +385,12 @@ class _Cycle:
             return self._short(candidate, home, ask, shortfall)
         for victim in victims:
             preempted[victim.workload_id] = Preemption(candidate.name, reclaim)
-            self.books.charge(victim.project_id, self.held[victim.workload_id], -1.0)
+            self.books.charge(
+                victim.project_id,
+                self.held[victim.workload_id],
+                -1.0,
+                preemptible=victim.preemptible,
+            )
         self.held_for = candidate
         what = "reclaimed" if reclaim else "preempted"
         names = ", ".join(victim.name for victim in victims)
@@ -430,10 +456,10 @@ class _Cycle:
                 self.usage.release(holder.waiting, added)
                 continue
             self.decisions.grown[holder.workload_id] = {**holder.placement, **added}
-            self._take(holder.project_id, amounts)
+            self._take(holder.project_id, amounts, preemptible=holder.preemptible)
 
-    def _take(self, project: str, amounts: dict[str, Amounts]) -> None:
-        self.books.charge(project, amounts)
+    def _take(self, project: str, amounts: dict[str, Amounts], *, preemptible: bool) -> None:
+        self.books.charge(project, amounts, preemptible=preemptible)
         for pool, more in amounts.items():
             free = self.free.setdefault(pool, zero())
             for r, value in enumerate(more):
@@ -472,6 +498,24 @@ class _Cycle:
                         )
                         for r, resource in enumerate(RESOURCES)
                     }
+
+
+class Blocks(Enum):
+    """Whom of its project's queue behind it a waiting gang holds back."""
+
+    NONE = "none"
+    ALL = "all"
+    """It waits for room (or for its quota to allow it): those behind wait behind it, so
+    that a large gang is not starved by small ones of its own project."""
+    NON_PREEMPTIBLE = "non-preemptible"
+    """A non-preemptible gang waiting for its deserved share: what preemptible gangs hold
+    does not count against that share, so they may pass it; non-preemptible ones may not."""
+
+
+def _blocks(refusal: Waiting) -> Blocks:
+    if refusal.reason is PhaseReason.NON_PREEMPTIBLE_OVER_QUOTA:
+        return Blocks.NON_PREEMPTIBLE
+    return Blocks.ALL
 
 
 def _add(ledger: dict[str, Amounts], amounts: dict[str, Amounts]) -> None:

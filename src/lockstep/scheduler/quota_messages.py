@@ -61,10 +61,11 @@ def beyond_limit(account: Account, r: int, asked: float) -> str:
 
 def non_preemptible(account: Account, r: int, asked: float, *, ever: bool = False) -> str:
     """A non-preemptible workload beyond deserved (`ever`: it asks more than all of it)."""
-    allocated = 0.0 if ever else account.allocated[r]
+    allocated = 0.0 if ever else account.non_preemptible[r]
     return (
         f"{account.kind} {account.name} has {number(r, account.deserved[r])} deserved "
-        f"{NOUNS[r]} in pool {account.pool} ({number(r, allocated)} allocated) and a "
+        f"{NOUNS[r]} in pool {account.pool} ({number(r, allocated)} held by non-preemptible "
+        "workloads) and a "
         "non-preemptible workload runs only within its deserved quota; this one asks "
         f"{amount(r, asked)}"
     )

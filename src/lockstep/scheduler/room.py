@@ -92,10 +92,13 @@ class Reclaim:
         books = self._books
         mine = books.both(project, pool)
         self._asked = asked = [r for r, value in enumerate(ask) if value > EPSILON]
-        if not asked or any(
-            exceeds(a.allocated[r] + ask[r], a.fair[r]) for a in mine for r in asked
-        ):
+        if not asked or any(exceeds(mine[0].allocated[r] + ask[r], mine[0].fair[r]) for r in asked):
             return None
+        # Its department's fair share bounds only what it takes from other departments: within
+        # one, what moves between projects leaves the department's total as it was.
+        department_within_fair = all(
+            not exceeds(a.allocated[r] + ask[r], a.fair[r]) for a in mine[1:] for r in asked
+        )
         within = [
             all(not exceeds(a.allocated[r] + ask[r], a.deserved[r]) for r in asked) for a in mine
         ]
@@ -112,6 +115,8 @@ class Reclaim:
                 if not self._yields(theirs[0], within[0]):
                     continue
                 apart = books.hierarchy.department_of.get(other) != department
+                if apart and not department_within_fair:
+                    continue
                 if apart and len(theirs) > 1 and not self._yields(theirs[1], within[-1]):
                     continue
                 saturation = self._saturation(theirs[0])

@@ -59,14 +59,14 @@ NAMED_IN_CONFLICT = 20
 """The most workloads or projects a 409 names."""
 
 NodesOf = Callable[[], Sequence[Node]]
-Wake = Callable[[Sequence[str]], None]
+Wake = Callable[[], None]
 
 
 def _no_nodes() -> Sequence[Node]:
     return ()
 
 
-def _no_wake(_: Sequence[str]) -> None:
+def _no_wake() -> None:
     return None
 
 
@@ -80,8 +80,8 @@ class OrganizationService:
         wake: Wake = _no_wake,
     ) -> None:
         """`nodes`: the cluster's nodes (their pools are node pools, stored when first seen);
-        `wake`: told the pending workloads' ids after a commit that changed quotas, so that
-        the next scheduling cycle applies them."""
+        `wake`: called after a commit that changed the organization or its quotas, so that
+        the reconciler applies them at once (a scheduling cycle; on Kubernetes, the queues)."""
         self._db = database
         self._clock = clock
         self.clock = clock
@@ -100,10 +100,7 @@ class OrganizationService:
         return resolved(entries, unit.node_pools.pools(cluster_id))
 
     def _quota_changed(self) -> None:
-        with self._db.read() as unit:
-            pending = [w.id for w in unit.workloads.pending()]
-        if pending:
-            self._wake(pending)
+        self._wake()
 
     def quota_statuses(self) -> QuotaStatuses:
         """Every project's quota status (see services/quota_status.py)."""
