@@ -176,6 +176,7 @@ SAMPLE_PARAMETERS = {
     "departmentId": "1",
     "podName": "x-master-0",
     "name": "x",
+    "nodepoolId": "1",
 }
 
 

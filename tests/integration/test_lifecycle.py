@@ -174,5 +174,5 @@ def test_pending_reason_when_the_gang_cannot_fit(api: Api) -> None:
     detail = api.get(f"/api/v1/workloads/{workload_id}").json()
     # Not a quota's doing: no phase reason (the contract has one for quotas only), and parked
     # (it waits for the cluster to change) it holds no place in its project's queue.
-    assert detail["phaseReason"] is None and "pendingSchedulingMessages" not in detail
+    assert "phaseReason" not in detail and "pendingSchedulingMessages" not in detail
     assert "queuePosition" not in detail

@@ -158,7 +158,6 @@ def workload_item(
         "completedAt": _time(w.completed_at),
         "phase": w.actual_phase.value,
         "phaseMessage": w.phase_message,
-        "phaseReason": w.phase_reason,
         "phaseUpdatedAt": iso(w.phase_updated_at),
         "k8sPhase": _K8S_PHASE.get(w.actual_phase, "Unknown"),
         "k8sPhaseUpdatedAt": iso(w.phase_updated_at),
@@ -175,6 +174,8 @@ def workload_item(
         "actionsSupport": {"delete": True, "suspend": not w.actual_phase.is_terminal},
         "preemptible": is_preemptible(w.priority_class, spec.get("preemptibility")),
     }
+    if w.phase_reason is not None:  # the document's enum has no null
+        item["phaseReason"] = w.phase_reason
     if spec.get("command"):
         item["command"] = spec["command"]
     if spec.get("args"):

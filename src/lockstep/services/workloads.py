@@ -31,7 +31,6 @@ from lockstep.services.access import access_of
 from lockstep.store.database import Database, UnitOfWork
 
 _SUFFIX_ALPHABET = string.ascii_lowercase + string.digits
-PROJECT_CACHE_SIZE = 10_000
 
 
 def name_suffix() -> str:
@@ -104,7 +103,6 @@ class WorkloadService:
         self._new_id = new_id
         self._runtime_checks = runtime_checks
         self._allowed_host_paths = tuple(allowed_host_paths)
-        self._projects: dict[str, tuple[Project, str]] = {}
 
     def create(self, caller: Principal, request: DistributedCreationRequest) -> Workload:
         """Store a new workload, committed before this returns; the reconciler takes it on."""
@@ -136,7 +134,7 @@ class WorkloadService:
                 )
             scope = Scope(cluster_id, project.department_id, project.id)
             access_of(unit, caller).check(Action.CREATE, Resource.WORKLOADS, scope)
-            level = unit.organization.pod_security_level(project.id)
+            level = project.pod_security_level
         forbidden = pod_security.violations(request, level, self._allowed_host_paths)
         if forbidden:
             raise InvalidRequest(forbidden)
@@ -172,20 +170,13 @@ class WorkloadService:
         )
 
     def _project(self, unit: UnitOfWork, project_id: str) -> tuple[Project, str]:
-        """A project and its department's name. Both never change once created (its Pod
-        Security level may, and is read apart) (lockstep has
-        no way to move, rename or delete them), so they are remembered."""
-        known = self._projects.get(project_id)
-        if known is not None:
-            return known
+        """A project and its department's name, read in the caller's transaction: projects
+        can be renamed, moved to another department and deleted."""
         project = unit.organization.project(project_id)
         if project is None:
             raise InvalidRequest.of("projectId", f"no project has the id {project_id!r}")
         department = unit.organization.department(project.department_id)
-        if len(self._projects) >= PROJECT_CACHE_SIZE:
-            self._projects.clear()
-        known = self._projects[project_id] = (project, department.name if department else "")
-        return known
+        return project, department.name if department else ""
 
     def get(self, caller: Principal, workload_id: str) -> Workload:
         with self._db.read() as unit:

@@ -231,15 +231,6 @@ class OrganizationRepository:
         )
         self._db.execute(delete(departments).where(departments.c.id == key))
 
-    def pod_security_level(self, project_id: str) -> PodSecurityLevel:
-        """The project's level as it is now (an administrator may change it)."""
-        key = _as_int(project_id)
-        found = None
-        if key is not None:
-            query = select(projects.c.pod_security_level).where(projects.c.id == key)
-            found = self._db.execute(query).scalar_one_or_none()
-        return DEFAULT_LEVEL if found is None else PodSecurityLevel(found)
-
     def count_clusters(self) -> int:
         return int(self._db.execute(select(func.count()).select_from(clusters)).scalar_one())
 
