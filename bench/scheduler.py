@@ -2,10 +2,10 @@
 
 The cluster is generated from a seed: nodes of 8 GPUs, 128 CPU cores and 1Ti of memory in 4
 node pools; 20 departments and 200 projects whose GPU deserved shares add up to each pool's
-GPUs (passed to `schedule` as `organization=` once it takes one, else all gangs are one
-project's); running workloads (gangs of 1-4 pods of 1 GPU, already placed: the snapshot) and
-pending gangs of 1-64 pods, each pod asking 1, 2, 4 or 8 whole GPUs and 8 cores per GPU in one
-pool. Measured: building the snapshot (the nodes indexed and the running workloads counted),
+GPUs (passed to `schedule` as `organization=`, each running and pending gang in one of the
+projects at random; a baseline from before quotas sees one queue); running workloads (gangs
+of 1-4 pods of 1 GPU, already placed: the snapshot) and pending gangs of 1-64 pods, each pod
+asking 1, 2, 4 or 8 whole GPUs and 8 cores per GPU in one pool. Measured: building the snapshot (the nodes indexed and the running workloads counted),
 the cycle (`schedule` on the pending gangs, the could-ever-fit judgement of each included, on a
 node list it has not seen, as each reconciler cycle's is), the pods it admitted and pods per
 second; then the same gangs admitted on an idle cluster until it is full.
@@ -141,7 +141,16 @@ def scenario(sched: ModuleType, nodes: int, running: int, pending: int, seed: in
         ]
         placed = placement.place(usage, needs)
         if isinstance(placed, dict):
-            holders.append(cycle.Holder(f"run-{index}", f"run-{index}", needs, placed))
+            holders.append(
+                cycle.Holder(
+                    f"run-{index}",
+                    f"run-{index}",
+                    needs,
+                    placed,
+                    preemptible=True,
+                    **_project_of(cycle.Holder, rng),
+                )
+            )
     candidates = []
     for index in range(pending):
         gpus = rng.choice((1, 2, 4, 8))
@@ -154,8 +163,55 @@ def scenario(sched: ModuleType, nodes: int, running: int, pending: int, seed: in
         size = rng.randint(1, 64)
         names = shape.NumberedNames(f"gang-{index}-worker-", 0, size)
         gang = shape.GangShape((shape.PodGroup(need, names),))
-        candidates.append(cycle.Candidate(f"gang-{index}", f"gang-{index}", gang))
+        candidates.append(
+            cycle.Candidate(
+                f"gang-{index}",
+                f"gang-{index}",
+                gang,
+                **_project_of(cycle.Candidate, rng),
+            )
+        )
     return Scenario(node_list, holders, candidates, organization(nodes, seed))
+
+
+def _project_of(kind: type, rng: random.Random) -> dict[str, str]:
+    """A random project, for a scheduler whose gangs belong to projects."""
+    if "project_id" not in inspect.signature(kind).parameters:
+        return {}
+    return {"project_id": f"project-{rng.randrange(PROJECTS)}"}
+
+
+def as_organization(sched: ModuleType, units: list[OrgUnit]) -> Any:
+    """The scheduler's own organization (scheduler/snapshot.py) of the generated units."""
+    from lockstep.domain.quotas import quotas_of
+
+    snapshot = sched.snapshot
+
+    def quotas(unit: OrgUnit) -> Any:
+        return quotas_of(
+            [
+                {
+                    "nodePool": {"id": q.pool, "name": q.pool},
+                    "gpu": {
+                        "deserved": q.deserved,
+                        "limit": q.limit,
+                        "overQuotaWeight": q.over_quota_weight,
+                    },
+                }
+                for q in unit.quotas
+            ]
+        )
+
+    return snapshot.Organization(
+        departments={
+            u.name: snapshot.OrgUnit(u.name, u.name, quotas(u)) for u in units if u.parent is None
+        },
+        projects={
+            u.name: snapshot.OrgUnit(u.name, u.name, quotas(u), parent=u.parent)
+            for u in units
+            if u.parent is not None
+        },
+    )
 
 
 def snapshot(sched: ModuleType, world: Scenario) -> tuple[Any, float]:
@@ -172,7 +228,7 @@ def one_cycle(sched: ModuleType, world: Scenario, usage: Any) -> tuple[float, in
     schedule = sched.cycle.schedule
     extra: dict[str, Any] = {}
     if "organization" in inspect.signature(schedule).parameters:
-        extra["organization"] = world.units
+        extra["organization"] = as_organization(sched, world.units)
     started = time.perf_counter()
     decisions = schedule(usage, world.pending, world.running, **extra)
     seconds = time.perf_counter() - started
@@ -216,8 +272,11 @@ def current() -> ModuleType:
 
 def _namespace(package: str) -> ModuleType:
     space = ModuleType(package)
-    for name in ("cycle", "placement", "selectors", "shape"):
-        setattr(space, name, importlib.import_module(f"{package}.{name}"))
+    for name in ("cycle", "placement", "selectors", "shape", "snapshot"):
+        try:
+            setattr(space, name, importlib.import_module(f"{package}.{name}"))
+        except ModuleNotFoundError:  # a baseline from before quotas has no snapshot
+            continue
     return space
 
 
