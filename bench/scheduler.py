@@ -3,12 +3,13 @@
 The cluster is generated from a seed: nodes of 8 GPUs, 128 CPU cores and 1Ti of memory in 4
 node pools; 20 departments and 200 projects whose GPU deserved shares add up to each pool's
 GPUs (passed to `schedule` as `organization=`, each running and pending gang in one of the
-projects at random; a baseline from before quotas sees one queue); running workloads (gangs
-of 1-4 pods of 1 GPU, already placed: the snapshot) and pending gangs of 1-64 pods, each pod
-asking 1, 2, 4 or 8 whole GPUs and 8 cores per GPU in one pool. Measured: building the snapshot (the nodes indexed and the running workloads counted),
-the cycle (`schedule` on the pending gangs, the could-ever-fit judgement of each included, on a
-node list it has not seen, as each reconciler cycle's is), the pods it admitted and pods per
-second; then the same gangs admitted on an idle cluster until it is full.
+projects at random; a baseline from before quotas sees one queue); running workloads (gangs of
+1-4 pods of 1 GPU, already placed: the snapshot) and pending gangs of 1-64 pods, each pod
+asking 1, 2, 4 or 8 whole GPUs and 8 cores per GPU in one pool. Measured: building the snapshot
+(the nodes indexed and the running workloads counted), the cycle (`schedule` on the pending
+gangs, the could-ever-fit judgement of each included, on a node list it has not seen, as each
+reconciler cycle's is), the pods it admitted and pods per second; then the same gangs admitted
+on an idle cluster until it is full.
 
     .venv/bin/python -m bench.scheduler                   # target, growth tables
     .venv/bin/python -m bench.scheduler --quick           # small sizes only

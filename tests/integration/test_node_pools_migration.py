@@ -59,8 +59,9 @@ def test_the_default_pool_is_added_and_only_the_bootstrap_default_project_unlimi
         store.migrate()
         with store.read() as unit:
             assert [p.name for p in unit.node_pools.pools(cluster.id)] == ["default"]
-            resources = {n: unit.organization.project(i).resources for n, i in ids.items()}  # type: ignore[union-attr]
-        assert resources == {
+            found = {n: unit.organization.project(i) for n, i in ids.items()}
+        stored = {n: p.resources for n, p in found.items() if p is not None}
+        assert stored == {
             "default": unbounded_resources(),
             "other": [],
             "set": [{"gpu": {"deserved": 2}}],

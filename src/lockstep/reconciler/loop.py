@@ -60,6 +60,9 @@ SCHEDULE_BATCH = 1024
 SCHEDULE_PER_PROJECT = 64
 """…and the most of them from one project's queue, so that no long queue hides another's."""
 PLAN_CACHE_SIZE = 2048
+GANG_CACHE_SIZE = 32_768
+"""Gangs (two pod groups each, whatever their size) of every admitted and queued workload a
+cycle looks at: more than the queue heads and the running workloads of a large cluster."""
 LOG_TAIL_LINES = 5
 LOG_LINE_CHARACTERS = 200
 
@@ -457,7 +460,7 @@ class Reconciler:
         """A workload as the scheduler sees it (its shape, never its pods), remembered."""
         gang = self._gangs.get(workload.id)
         if gang is None:
-            if len(self._gangs) >= PLAN_CACHE_SIZE:
+            if len(self._gangs) >= GANG_CACHE_SIZE:
                 self._gangs.clear()
             gang = self._gangs[workload.id] = gang_of(workload)
         return gang
@@ -523,7 +526,7 @@ class Reconciler:
     def _never_fit(self, nodes: list[Node], candidates: list[Candidate]) -> dict[str, str]:
         """The candidates that could never fit these nodes, with why (their parking message);
         those that could are remembered as such until the nodes change."""
-        if len(self._fit_idle) >= PLAN_CACHE_SIZE:
+        if len(self._fit_idle) >= GANG_CACHE_SIZE:
             self._fit_idle.clear()
         parked = {}
         for candidate in candidates:
