@@ -3,7 +3,10 @@ node-pool list` against a real `lockstep serve`."""
 
 from __future__ import annotations
 
+import sys
+
 from tests.e2e.test_training_cli import Cli, cli
+from tests.support.api import poll
 
 __all__ = ["cli"]
 
@@ -57,3 +60,36 @@ def test_node_pools_are_listed(cli: Cli) -> None:
     pools = cli.json("node-pool", "list", "-o", "json")
     assert [p["name"] for p in pools] == ["default"]
     assert pools[0]["isDefault"] is True
+
+
+def test_the_queue_and_why_a_workload_waits(cli: Cli) -> None:
+    cli("project", "create", "capped", "--gpu-deserved", "0", "--cpu-deserved", "0",
+        "--cpu-limit", "1000")  # fmt: skip
+    for name in ("first", "second"):
+        cli(
+            "training", "pytorch", "submit", name, "-p", "capped", "-i", "x", "--workers", "1",
+            "--cpu-core-request", "0.5", "--", sys.executable, "-c", "import time; time.sleep(600)",
+        )  # fmt: skip
+
+    def second_waits() -> str | None:
+        shown = cli("training", "describe", "second", "-p", "capped").stdout
+        return shown if "Reason:     OverLimit" in shown else None
+
+    described = poll(second_waits, timeout=30, what="second waiting on its limit")
+    assert "Queue:      1 in its project's queue" in described
+    assert "project capped would pass its CPU limit" in described, described
+
+    def shown_queue() -> str | None:
+        shown = cli("queue", "-p", "capped").stdout
+        return shown if " second " in shown else None
+
+    table = poll(shown_queue, timeout=30, what="the queue of capped").splitlines()
+    header = table[0].split()
+    assert header[:3] == ["PROJECT", "POOL", "RESOURCE"], table
+    cpu = next(line.split() for line in table if line.split()[2:3] == ["cpu"])
+    # deserved 0, fair share, allocated 1 core (first), requested 2 cores — shown in cores
+    assert cpu[:3] == ["capped", "default", "cpu"] and cpu[3] == "0" and cpu[5:7] == ["1", "2"]
+    waiting = next(line for line in table if " second " in f" {line} ")
+    assert waiting.split()[:4] == ["capped", "1", "second", "Pending"], waiting
+    listed = cli.json("queue", "--json")
+    assert {q["projectName"] for q in listed} >= {"capped", "default"}
