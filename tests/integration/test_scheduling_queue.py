@@ -4,9 +4,17 @@ workloads in admission order, shown only to those who may read the project's wor
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
+
+from lockstep.config import Settings
 from lockstep.domain.identity import Role
+from lockstep.domain.quotas import Resource
+from lockstep.reconciler.shares import usage_from_store
+from lockstep.store.database import Database
+from tests.conftest import make_settings
 from tests.support.access import app_with_role
 from tests.support.api import Api, poll
 from tests.support.requests import sleeping
@@ -87,3 +95,38 @@ def test_a_bad_project_filter_is_refused_naming_it(api: Api) -> None:
     assert response.status_code == 400, response.text
     assert "projectId" in response.json()["message"]
     assert api.get("/api/v1/scheduling/queue", headers={"Authorization": ""}).status_code == 401
+
+
+class TestTimeAware:
+    """With time-aware fair share on, what a project held counts as its recent usage, kept
+    with its shares (so that a restart keeps it)."""
+
+    @pytest.fixture
+    def settings(self, tmp_path: Path, database_url: str) -> Settings:
+        configured = make_settings(tmp_path / "data", database_url)
+        return configured.model_copy(
+            update={"time_aware_fair_share": True, "fair_share_half_life_seconds": 0.5}
+        )
+
+    def test_recent_usage_is_kept_with_the_shares(self, api: Api, settings: Settings) -> None:
+        alpha = capped_project(api, "alpha", 2000)
+        holder = submit(api, alpha, "holder")
+        api.wait_for(holder, {"Running"})
+        # The cycle that admits the next one sees what `holder` has held since the last.
+        api.wait_for(submit(api, alpha, "next"), {"Running"})
+
+        def used() -> float | None:
+            pools = queue_of(api, alpha)["nodePools"]
+            recent = float(pools[0]["cpu"].get("recentUsage", 0)) if pools else 0.0
+            return recent if recent > 0 else None
+
+        recent = poll(used, timeout=30, what="alpha's recent CPU usage")
+        assert 0 < recent <= 1
+        assert settings.database_url is not None
+        database = Database(settings.database_url)
+        try:
+            with database.read() as unit:
+                stored = usage_from_store(unit.scheduling.shares())
+        finally:
+            database.dispose()
+        assert stored[alpha]["default"][Resource.CPU] == recent
