@@ -16,7 +16,7 @@ import orjson
 import pytest
 from sqlalchemy import delete, update
 
-from lockstep.config import RuntimeKind, Settings
+from lockstep.config import KubeScheduler, RuntimeKind, Settings
 from lockstep.reconciler.cluster import QUEUES_KEY, ClusterReconciler
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.kubernetes.cluster import KubeCluster
@@ -179,3 +179,40 @@ def test_a_queue_changed_on_the_cluster_is_put_back(
     assert reconciler.sync_queues()
     restored = cluster.get(*QUEUES, None, "department.research")
     assert restored is not None and restored["spec"]["resources"]["gpu"]["quota"] == 2
+
+
+def test_under_volcano_a_project_is_a_volcano_queue_its_pod_group_names(
+    tmp_path: Path, database_url: str, cluster: FakeKubernetes
+) -> None:
+    kubeconfig = cluster.write_kubeconfig(tmp_path / "kubeconfig")
+    settings: Settings = make_settings(tmp_path / "data", database_url).model_copy(
+        update={
+            "runtime": RuntimeKind.KUBERNETES,
+            "kubeconfig": kubeconfig,
+            "kube_scheduler": KubeScheduler.VOLCANO,
+        }
+    )
+    volcano = ("scheduling.volcano.sh/v1beta1", "queues")
+    with in_process(settings) as client:
+        api = Api.login(client)
+        body = {"name": "team-v", "clusterId": api.cluster_id(), "resources": gpu(4, 8, 3)}
+        response = api.post("/api/v1/org-unit/projects", json=body)
+        assert response.status_code == 201, response.text
+        project_id = str(response.json()["id"])
+        api.create(distributed(api.cluster_id(), name="train", project_id=project_id))
+        group = poll(
+            lambda: next(
+                iter(cluster.objects("scheduling.volcano.sh/v1beta1", "podgroups", "runai-team-v")),
+                None,
+            ),
+            what="the job's pod group",
+            timeout=20,
+        )
+        queue = poll(lambda: cluster.get(*volcano, None, "team-v"), what="the queue", timeout=20)
+        assert group["spec"]["queue"] == "team-v"
+        spec = queue["spec"]
+        assert spec["deserved"] == {"nvidia.com/gpu": "4", "cpu": "0m", "memory": "0"}
+        assert spec["capability"] == {"nvidia.com/gpu": "8"}
+        assert spec["weight"] == 3 and spec["parent"] == "department.default"
+        assert cluster.get(*volcano, None, "department.default") is not None
+        assert cluster.get(*QUEUES, None, "team-v") is None  # no KAI queue under Volcano
