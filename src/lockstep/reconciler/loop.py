@@ -607,7 +607,7 @@ class Reconciler:
         changes = []
         for workload_id, preemption in decisions.preempted.items():
             victim = running[workload_id]
-            taker = next((w for w in heads if w.name == preemption.by), None)
+            taker = next((w for w in heads if w.id == preemption.by_id), None)
             if preemption.reclaim:
                 reason = "Reclaimed"
                 project = f" of project {taker.project_name}" if taker is not None else ""

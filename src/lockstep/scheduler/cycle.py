@@ -103,6 +103,8 @@ class Preemption:
     """The name of the workload it makes room for."""
     reclaim: bool = False
     """True: another project takes back its share; False: priority within the project."""
+    by_id: str = field(default="", compare=False)
+    """The id of the workload it makes room for (names are unique per project only)."""
 
 
 Shares = dict[str, dict[str, dict[Resource, Share]]]
@@ -384,7 +386,9 @@ class _Cycle:
         if victims is None:
             return self._short(candidate, home, ask, shortfall)
         for victim in victims:
-            preempted[victim.workload_id] = Preemption(candidate.name, reclaim)
+            preempted[victim.workload_id] = Preemption(
+                candidate.name, reclaim, by_id=candidate.workload_id
+            )
             self.books.charge(
                 victim.project_id,
                 self.held[victim.workload_id],
