@@ -7,8 +7,10 @@ import base64
 import json
 import time
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
+import httpx
 import pytest
 from sqlalchemy import create_engine, text
 
@@ -18,8 +20,9 @@ from lockstep.domain.identity import Role, ScopeType, SubjectType
 from lockstep.services.identity import IdentityService
 from lockstep.store.database import normalize_url
 from tests.support.access import app_with_role, new_project
-from tests.support.api import Api
+from tests.support.api import ADMIN_ID, ADMIN_SECRET, Api
 from tests.support.requests import distributed
+from tests.support.server import LiveServer
 
 PROTECTED = [
     ("GET", "/api/v1/workloads"),
@@ -95,26 +98,58 @@ def test_expired_token_is_refused(module_api: Api) -> None:
     assert "expired" in response.json()["message"]
 
 
-def test_token_accepts_any_key_casing_and_carries_exp(module_api: Api) -> None:
-    for body in (
-        {"grantType": "app_token", "AppId": "admin", "AppSecret": "admin-secret-for-tests"},
-        {"grantType": "app_token", "appID": "admin", "appSecret": "admin-secret-for-tests"},
-        {
-            "grantType": "client_credentials",
-            "clientId": "admin",
-            "clientSecret": "admin-secret-for-tests",
-        },
-        {
-            "grantType": "client_credentials",
-            "clientID": "admin",
-            "clientSecret": "admin-secret-for-tests",
-        },
-    ):
-        response = module_api.client.post("/api/v1/token", json=body)
-        assert response.status_code == 200, (body, response.text)
-        token = response.json()["accessToken"]
-        payload = json.loads(base64.b64decode(token.split(".")[1] + "=="))
-        assert payload["exp"] - time.time() == pytest.approx(3600, abs=60)
+SPELLINGS = [
+    ("AppId", "AppSecret"),
+    ("appId", "appSecret"),
+    ("appID", "appSecret"),
+    ("clientId", "clientSecret"),
+    ("clientID", "clientSecret"),
+]
+UNSUPPORTED_GRANTS = ["refresh_token", "exchange_token", "password", "external_token_exchange"]
+
+
+@pytest.fixture(scope="module")
+def token_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[httpx.Client]:
+    """A real `lockstep serve` on SQLite, reached over HTTP, for the token endpoint."""
+    directory = tmp_path_factory.mktemp("tokens")
+    server = LiveServer(directory / "data", f"sqlite:///{directory / 'store.db'}").start()
+    try:
+        with httpx.Client(base_url=server.url, timeout=30.0) as client:
+            yield client
+    finally:
+        server.stop()
+
+
+@pytest.mark.parametrize("grant", ["app_token", "client_credentials"])
+@pytest.mark.parametrize(("id_key", "secret_key"), SPELLINGS, ids=[k for k, _ in SPELLINGS])
+def test_token_for_each_grant_and_spelling(
+    token_server: httpx.Client, grant: str, id_key: str, secret_key: str
+) -> None:
+    body = {"grantType": grant, id_key: ADMIN_ID, secret_key: ADMIN_SECRET}
+    response = token_server.post("/api/v1/token", json=body)
+    assert response.status_code == 200, (body, response.text)
+    token = response.json()["accessToken"]
+    payload = json.loads(base64.b64decode(token.split(".")[1] + "=="))
+    assert payload["exp"] - time.time() == pytest.approx(3600, abs=60)
+    assert response.json()["expiresIn"] == pytest.approx(3600, abs=60)
+    listed = token_server.get("/api/v1/workloads", headers={"Authorization": f"Bearer {token}"})
+    assert listed.status_code == 200, listed.text
+    wrong = token_server.post("/api/v1/token", json=body | {secret_key: "wrong"})
+    assert wrong.status_code == 401
+
+
+@pytest.mark.parametrize("grant", UNSUPPORTED_GRANTS)
+def test_other_grant_types_of_the_contract_are_refused_naming_the_supported(
+    token_server: httpx.Client, grant: str
+) -> None:
+    body = {"grantType": grant, "clientId": ADMIN_ID, "clientSecret": ADMIN_SECRET}
+    response = token_server.post("/api/v1/token", json=body)
+    assert response.status_code == 400
+    assert response.json() == {
+        "code": 400,
+        "message": f"grantType: {grant!r} is not supported; "
+        "lockstep supports app_token and client_credentials",
+    }
 
 
 @pytest.mark.parametrize(
@@ -123,21 +158,58 @@ def test_token_accepts_any_key_casing_and_carries_exp(module_api: Api) -> None:
         ({"grantType": "app_token", "AppId": "admin", "AppSecret": "wrong"}, 401, "not valid"),
         ({"grantType": "app_token", "AppId": "nobody", "AppSecret": "x"}, 401, "not valid"),
         (
-            {"grantType": "refresh_token", "refreshToken": "x"},
+            {"grantType": "magic", "AppId": "admin", "AppSecret": "x"},
             400,
-            "grantType: 'refresh_token' is not supported",
+            "grantType: 'magic' is not a grant type (one of app_token, client_credentials, "
+            "refresh_token, exchange_token, password, external_token_exchange); "
+            "lockstep supports app_token and client_credentials",
         ),
-        ({"AppId": "admin", "AppSecret": "x"}, 400, "grantType: required"),
-        ({"grantType": "app_token", "AppSecret": "x"}, 400, "clientId: required"),
+        (
+            {"AppId": "admin", "AppSecret": "x"},
+            400,
+            "grantType: required; lockstep supports app_token and client_credentials",
+        ),
+        ({"grantType": 7, "AppId": "admin"}, 400, "grantType: must be a string"),
+        ({"grantType": "app_token", "AppSecret": "x"}, 400, "AppId: required for the app_token"),
+        (
+            {"grantType": "client_credentials", "clientId": "admin", "clientSecret": ""},
+            400,
+            "clientSecret: required for the client_credentials grant",
+        ),
+        ({"grantType": "app_token", "appID": ["admin"], "AppSecret": "x"}, 400, "appID: must be"),
+        (
+            {"grantType": "app_token", "AppId": "admin", "clientId": "other", "AppSecret": "x"},
+            400,
+            "AppId: given as AppId and clientId with different values",
+        ),
+        (
+            {"grantType": "app_token", "AppId": "admin", "AppSecret": "x" * 1025},
+            400,
+            "AppSecret: at most 1024 characters",
+        ),
+        ([], 400, "body: a JSON object is required"),
     ],
-    ids=["wrong secret", "unknown app", "unsupported grant", "no grant", "no id"],
+    ids=[
+        "wrong secret",
+        "unknown app",
+        "unknown grant",
+        "no grant",
+        "grant not a string",
+        "no id",
+        "empty secret",
+        "id not a string",
+        "two ids",
+        "secret too long",
+        "not an object",
+    ],
 )
 def test_bad_token_requests(
-    module_api: Api, body: dict[str, Any], status: int, message: str
+    token_server: httpx.Client, body: Any, status: int, message: str
 ) -> None:
-    response = module_api.client.post("/api/v1/token", json=body)
-    assert response.status_code == status
+    response = token_server.post("/api/v1/token", json=body)
+    assert response.status_code == status, response.text
     assert message in response.json()["message"]
+    assert set(response.json()) == {"code", "message"}
 
 
 def test_viewer_may_read_but_not_create(api: Api) -> None:

@@ -1,7 +1,13 @@
-"""The token request and response of `POST /api/v1/token`."""
+"""The token request and response of `POST /api/v1/token`.
+
+Clients spell the credentials' keys in several ways (`AppId`/`AppSecret`, `appId`, `appID`,
+`clientId`/`clientSecret`, `clientID`, `client_id`), so keys are matched without regard to case
+and every spelling found is kept: the identity service checks the values (types, bounds, two
+spellings that disagree) and names the key as the client spelled it."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
@@ -9,6 +15,8 @@ from lockstep.schemas.base import ResponseModel
 
 
 class GrantType(StrEnum):
+    """The contract's `TokenRequestGrantTypeEnum`."""
+
     APP_TOKEN = "app_token"
     CLIENT_CREDENTIALS = "client_credentials"
     REFRESH_TOKEN = "refresh_token"
@@ -17,29 +25,36 @@ class GrantType(StrEnum):
     EXTERNAL_TOKEN_EXCHANGE = "external_token_exchange"
 
 
-class TokenRequest(ResponseModel):
-    """The credentials of a token request. Key casing varies between clients (`AppId`,
-    `appID`, `clientId`, `clientID`), so keys are matched without regard to case."""
+GRANT_KEYS = ("granttype", "grant_type")
+ID_KEYS = ("appid", "clientid", "client_id")
+SECRET_KEYS = ("appsecret", "clientsecret", "client_secret")
 
-    grant_type: str | None = None
-    client_id: str | None = None
-    client_secret: str | None = None
+
+@dataclass(frozen=True, slots=True)
+class Given:
+    """Each value a request gives for one field, with the key it was given under."""
+
+    values: tuple[tuple[str, Any], ...]
+
+    @classmethod
+    def of(cls, body: dict[str, Any], folded_keys: tuple[str, ...]) -> Given:
+        return cls(tuple((key, value) for key, value in body.items() if key.lower() in folded_keys))
+
+
+@dataclass(frozen=True, slots=True)
+class TokenRequest:
+    """The grant type and credentials of a token request, as given."""
+
+    grant_type: Given
+    client_id: Given
+    client_secret: Given
 
     @classmethod
     def from_body(cls, body: dict[str, Any]) -> TokenRequest:
-        folded = {key.lower(): value for key, value in body.items()}
-
-        def text(*keys: str) -> str | None:
-            for key in keys:
-                value = folded.get(key)
-                if isinstance(value, str):
-                    return value
-            return None
-
         return cls(
-            grant_type=text("granttype", "grant_type"),
-            client_id=text("clientid", "appid", "client_id"),
-            client_secret=text("clientsecret", "appsecret", "client_secret"),
+            grant_type=Given.of(body, GRANT_KEYS),
+            client_id=Given.of(body, ID_KEYS),
+            client_secret=Given.of(body, SECRET_KEYS),
         )
 
 

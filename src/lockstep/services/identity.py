@@ -9,14 +9,14 @@ from dataclasses import dataclass
 from lockstep.auth.credentials import generate_secret, hash_secret, verify_secret
 from lockstep.auth.tokens import IssuedToken, Principal, TokenAuthority
 from lockstep.domain.clock import Clock
-from lockstep.domain.errors import InvalidRequest, NotFound, Unauthenticated
+from lockstep.domain.errors import NotFound, Unauthenticated
 from lockstep.domain.identity import AccessRule, Application, Role, ScopeType, SubjectType
 from lockstep.domain.node_pools import DEFAULT_POOL
 from lockstep.domain.quotas import unbounded_resources
-from lockstep.schemas.tokens import GrantType, TokenRequest
+from lockstep.schemas.tokens import TokenRequest
+from lockstep.services.token_requests import checked
 from lockstep.store.database import Database, UnitOfWork
 
-SUPPORTED_GRANTS = frozenset({GrantType.APP_TOKEN.value, GrantType.CLIENT_CREDENTIALS.value})
 SYSTEM = "system"
 BOOTSTRAP_ACTOR = "lockstep"
 
@@ -39,20 +39,12 @@ class IdentityService:
         self._tokens = tokens
 
     def issue_token(self, request: TokenRequest) -> IssuedToken:
-        grant = request.grant_type
-        if grant is None:
-            raise InvalidRequest.of("grantType", "required")
-        if grant not in SUPPORTED_GRANTS:
-            raise InvalidRequest.of(
-                "grantType", f"{grant!r} is not supported; use app_token or client_credentials"
-            )
-        if not request.client_id:
-            raise InvalidRequest.of("clientId", "required (AppId for the app_token grant)")
-        if not request.client_secret:
-            raise InvalidRequest.of("clientSecret", "required (AppSecret for the app_token grant)")
+        credentials = checked(request)
         with self._db.read() as unit:
-            application = unit.identity.application(request.client_id)
-        if application is None or not verify_secret(request.client_secret, application.secret_hash):
+            application = unit.identity.application(credentials.client_id)
+        if application is None or not verify_secret(
+            credentials.client_secret, application.secret_hash
+        ):
             raise Unauthenticated("the client id or secret is not valid")
         return self._tokens.issue(
             Principal(SubjectType.APP, application.client_id, application.client_id)

@@ -1,0 +1,60 @@
+"""The checks of a token request: a grant type lockstep supports, and one id and one secret,
+each a string within its bound, under any spelling of their keys (see schemas/tokens.py)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from lockstep.domain.errors import InvalidRequest
+from lockstep.schemas.tokens import Given, GrantType, TokenRequest
+
+SUPPORTED_GRANTS = (GrantType.APP_TOKEN.value, GrantType.CLIENT_CREDENTIALS.value)
+SUPPORTED = " and ".join(SUPPORTED_GRANTS)
+MAX_CREDENTIAL_LENGTH = 1024
+"""The longest client id or secret accepted (characters)."""
+
+KEY_NAMES = {
+    GrantType.APP_TOKEN.value: ("AppId", "AppSecret"),
+    GrantType.CLIENT_CREDENTIALS.value: ("clientId", "clientSecret"),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Credentials:
+    grant_type: str
+    client_id: str
+    client_secret: str
+
+
+def checked(request: TokenRequest) -> Credentials:
+    """The request's credentials, or InvalidRequest naming the key and the rule."""
+    grant = _one(request.grant_type, "grantType", f"required; lockstep supports {SUPPORTED}")
+    if grant not in SUPPORTED_GRANTS:
+        known = [kind.value for kind in GrantType]
+        rule = (
+            f"{grant!r} is not supported; lockstep supports {SUPPORTED}"
+            if grant in known
+            else f"{grant!r} is not a grant type (one of {', '.join(known)}); "
+            f"lockstep supports {SUPPORTED}"
+        )
+        raise InvalidRequest.of("grantType", rule)
+    id_key, secret_key = KEY_NAMES[grant]
+    client_id = _one(request.client_id, id_key, f"required for the {grant} grant")
+    client_secret = _one(request.client_secret, secret_key, f"required for the {grant} grant")
+    return Credentials(grant, client_id, client_secret)
+
+
+def _one(given: Given, name: str, missing: str) -> str:
+    """The one string value of a field given under one or more spellings of its key."""
+    for key, value in given.values:
+        if not isinstance(value, str):
+            raise InvalidRequest.of(key, "must be a string")
+        if len(value) > MAX_CREDENTIAL_LENGTH:
+            raise InvalidRequest.of(key, f"at most {MAX_CREDENTIAL_LENGTH} characters")
+    values = {str(value) for _, value in given.values if value}
+    if not values:
+        raise InvalidRequest.of(name, missing)
+    if len(values) > 1:
+        keys = " and ".join(key for key, _ in given.values)
+        raise InvalidRequest.of(name, f"given as {keys} with different values; give it once")
+    return values.pop()
