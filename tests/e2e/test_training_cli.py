@@ -505,3 +505,58 @@ def test_storage_flags_reach_the_stored_spec(cli: Cli, tmp_path: Path) -> None:
         status=2,
     )
     assert "--host-path needs mount=" in bad.stderr
+
+
+def test_wait_for_completion_exits_with_the_outcome(cli: Cli) -> None:
+    def submit(name: str, code: str, status: int) -> subprocess.CompletedProcess[str]:
+        return cli(
+            "training",
+            "pytorch",
+            "submit",
+            name,
+            "-p",
+            "1",
+            "-i",
+            "x",
+            "--workers",
+            "1",
+            "--backoff-limit",
+            "0",
+            "--wait-for-completion",
+            "--",
+            sys.executable,
+            "-c",
+            code,
+            status=status,
+        )
+
+    done = submit("finishes", "import time; time.sleep(1)", 0)
+    assert "finishes: Completed" in done.stderr  # the progress display, to the end
+    (item,) = [w for w in cli.json("training", "list", "--json") if w["name"] == "finishes"]
+    assert item["phase"] == "Completed"  # returned once it had completed, not when it ran
+    failed = submit("breaks", "raise SystemExit(7)", 1)
+    assert "workload breaks failed" in failed.stderr and "exited with code 7" in failed.stderr
+    assert "Traceback" not in failed.stderr
+
+
+def test_tensorflow_submits_as_tf(cli: Cli) -> None:
+    request = cli.json(
+        "training", "tensorflow", "submit", "tfalias", "-p", "1", "-i", "x", "--dry-run"
+    )
+    assert request["spec"]["distributedFramework"] == "TF"
+
+
+def test_a_server_without_a_scheme_is_http(cli: Cli, tmp_path: Path) -> None:
+    address = cli.server.url.removeprefix("http://")
+    fresh = cli.env() | {"LOCKSTEP_CONFIG": str(tmp_path / "fresh.json")}
+    login = ("login", address, "--client-id", ADMIN_ID, "--client-secret", ADMIN_SECRET)
+    assert f"logged in to {cli.server.url} as context {address}" in cli(*login, env=fresh).stdout
+    assert cli("training", "list", env=fresh).returncode == 0
+    saved = json.loads((tmp_path / "fresh.json").read_text())
+    assert saved["contexts"][address]["url"] == cli.server.url
+    token = cli.server.api().token
+    assert token is not None
+    by_environment = cli.env(LOCKSTEP_URL=address, LOCKSTEP_TOKEN=token)
+    by_environment["LOCKSTEP_CONFIG"] = str(tmp_path / "none.json")
+    assert cli("project", "list", env=by_environment).returncode == 0
+    assert "once" in cli(*login, "--url", "http://elsewhere:1", env=fresh, status=2).stderr

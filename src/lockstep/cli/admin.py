@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
+from lockstep.cli.groups import command_group
 from lockstep.cli.operator import DatabaseUrl, DataDir, operator_core, print_json
 from lockstep.domain.identity import Role, ScopeType
 from lockstep.domain.pod_security import PodSecurityLevel
@@ -19,7 +20,7 @@ if TYPE_CHECKING:
 
 M = TypeVar("M", bound="BaseModel")
 
-app = typer.Typer(
+app = command_group(
     no_args_is_help=True, help="Administer applications, access rules and the organization."
 )
 

@@ -3,7 +3,8 @@ credentials) in a per-user file, one of them current; `LOCKSTEP_URL` and `LOCKST
 override it.
 
 The file is `$XDG_CONFIG_HOME/lockstep/config.json` (`~/.config/lockstep/config.json`), or
-`LOCKSTEP_CONFIG`; it holds secrets, so it is written with mode 0600.
+`LOCKSTEP_CONFIG`; it holds secrets, so it is written with mode 0600. A server's URL may be given
+without its scheme (`localhost:8080`): it is then `http://localhost:8080`.
 """
 
 from __future__ import annotations
@@ -19,6 +20,14 @@ if TYPE_CHECKING:
     from lockstep.sdk import Retry as RetryPolicy
 
 
+def server_url(text: str) -> str:
+    """`text` as a URL: `http://` in front unless it names a scheme; no trailing slash."""
+    text = text.strip()
+    if "://" not in text:
+        text = f"http://{text}"
+    return text.rstrip("/")
+
+
 @dataclass(frozen=True, slots=True)
 class Context:
     url: str
@@ -31,7 +40,7 @@ class Context:
         from lockstep.sdk import Client, Retry
 
         return Client(
-            self.url,
+            server_url(self.url),
             token=self.token,
             client_id=self.client_id,
             client_secret=self.client_secret,
@@ -90,7 +99,8 @@ def save(contexts: Contexts, path: Path | None = None) -> Path:
 
 def active(context_name: str | None = None) -> Context:
     """The context to use: `LOCKSTEP_URL`/`LOCKSTEP_TOKEN` over the named or current one."""
-    url = os.environ.get("LOCKSTEP_URL")
+    given_url = os.environ.get("LOCKSTEP_URL")
+    url = server_url(given_url) if given_url else None
     token = os.environ.get("LOCKSTEP_TOKEN")
     saved = load()
     name = context_name or saved.current
@@ -99,7 +109,7 @@ def active(context_name: str | None = None) -> Context:
         raise NoContext(f"no context named {context_name!r}; see `lockstep config get-contexts`")
     if chosen is None:
         if url is None:
-            raise NoContext("not logged in: run `lockstep login --url URL` or set LOCKSTEP_URL")
+            raise NoContext("not logged in: run `lockstep login HOST:PORT` or set LOCKSTEP_URL")
         return Context(url=url, token=token)
     if token is not None:
         return Context(url=url or chosen.url, token=token)

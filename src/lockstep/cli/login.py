@@ -6,13 +6,23 @@ from typing import Annotated
 import typer
 
 from lockstep.cli.connection import NOT_AUTHORIZED, NOT_FOUND, USAGE, fail
+from lockstep.cli.groups import command_group
 from lockstep.cli.output import table
 
-config_app = typer.Typer(no_args_is_help=True, help="Switch between lockstep servers.")
+config_app = command_group(no_args_is_help=True, help="Switch between lockstep servers.")
 
 
 def login(
-    url: Annotated[str, typer.Option("--url", help="The lockstep server, e.g. http://host:8080.")],
+    server: Annotated[
+        str | None,
+        typer.Argument(
+            help="The lockstep server, e.g. host:8080 (http:// unless it says https://)."
+        ),
+    ] = None,
+    *,
+    url: Annotated[
+        str | None, typer.Option("--url", help="The server, as an option instead.")
+    ] = None,
     client_id: Annotated[
         str | None, typer.Option("--client-id", help="An application's id.")
     ] = None,
@@ -29,6 +39,10 @@ def login(
     from lockstep.cli import contexts
     from lockstep.sdk import ApiError, ClientError
 
+    given = server or url
+    if given is None or (server is not None and url is not None and server != url):
+        raise fail("name the server once: `lockstep login HOST:PORT` or --url URL", USAGE)
+    url = contexts.server_url(given)
     if token is None and client_id is None:
         raise fail("give --client-id (and its secret) or --token", USAGE)
     if token is None and client_secret is None:

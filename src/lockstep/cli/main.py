@@ -21,6 +21,7 @@ sys.modules.setdefault("httpx._main", None)  # type: ignore[arg-type]
 import typer  # noqa: E402
 
 from lockstep.cli import login, render  # noqa: E402
+from lockstep.cli.groups import command_group  # noqa: E402
 
 GROUPS: dict[str, tuple[str, str, str]] = {
     "training": (
@@ -44,12 +45,35 @@ GROUPS: dict[str, tuple[str, str, str]] = {
 }
 """Group name → the module and attribute of its Typer app, and its description."""
 
-app = typer.Typer(
+app = command_group(
     name="lockstep",
     no_args_is_help=True,
     help="A control plane for distributed training that speaks the Run:ai REST API.",
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},  # every command inherits them
 )
+
+
+def _print_version(wanted: bool) -> None:
+    if wanted:
+        from lockstep import __version__
+
+        typer.echo(f"lockstep {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", "-V", is_eager=True, callback=_print_version, help="Print the version."
+        ),
+    ] = False,
+) -> None:
+    """A control plane for distributed training that speaks the Run:ai REST API."""
+
+
 app.command("login")(login.login)
 app.command("render")(render.render)
 
@@ -137,7 +161,7 @@ def add_groups(words: list[str]) -> None:
                 prepare(words[1:])
             group = getattr(module, attribute)
         else:
-            group = typer.Typer(help=description)
+            group = command_group(help=description)
         app.add_typer(group, name=name, help=description)
 
 

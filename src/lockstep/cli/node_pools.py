@@ -7,9 +7,10 @@ from typing import Annotated
 import typer
 
 from lockstep.cli.connection import connected
+from lockstep.cli.groups import command_group
 from lockstep.cli.output import structured, table
 
-app = typer.Typer(no_args_is_help=True, help="Node pools.")
+app = command_group(no_args_is_help=True, help="Node pools.")
 Output = Annotated[
     str | None, typer.Option("-o", "--output", help="json or yaml instead of a table.")
 ]

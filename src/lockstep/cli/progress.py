@@ -1,12 +1,13 @@
 """`submit --wait`: what a person watches while a workload starts — its phase (and why it
 waits) and each pod's phase and node, redrawn in place on a terminal, a line per change
 otherwise — until it runs, or ends with the reason it failed; with `--follow`, the outcome
-once the logs end."""
+once the logs end; `--wait-for-completion`: the same display until it completes or fails."""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from lockstep.cli.connection import WORKLOAD_FAILED, fail
@@ -18,12 +19,25 @@ if TYPE_CHECKING:
 
 POLL_SECONDS = 0.5
 
+Settled = Callable[[dict[str, Any], list[dict[str, Any]]], "dict[str, Any] | None"]
+"""The workload once the wait is over (None while it is not); raises to end the command."""
+
 
 def until_running(client: Client, workload_id: str) -> dict[str, Any]:
     """Watch the workload until it runs (or completes); exit 1 with its reason if it fails."""
+    return _watch(client, workload_id, _outcome)
+
+
+def until_ended(client: Client, workload_id: str) -> dict[str, Any]:
+    """Watch the workload until it completes; exit 1 with its reason if it fails, or if it is
+    stopped (suspended) before it completes."""
+    return _watch(client, workload_id, _ended)
+
+
+def _watch(client: Client, workload_id: str, settled: Settled) -> dict[str, Any]:
     if sys.stderr.isatty():
-        return _live(client, workload_id)
-    return _lines(client, workload_id)
+        return _live(client, workload_id, settled)
+    return _lines(client, workload_id, settled)
 
 
 def outcome(client: Client, workload_id: str) -> dict[str, Any]:
@@ -57,7 +71,16 @@ def _outcome(workload: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, 
     return None
 
 
-def _lines(client: Client, workload_id: str) -> dict[str, Any]:
+def _ended(workload: dict[str, Any], pods: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """The workload once it has ended: Completed, or Failed or Stopped (each exits 1)."""
+    if workload["phase"] == "Stopped":
+        raise fail(f"workload {workload['name']} was stopped before it completed", WORKLOAD_FAILED)
+    if workload["phase"] in ("Completed", "Failed"):
+        return _outcome(workload, pods)
+    return None
+
+
+def _lines(client: Client, workload_id: str, settled: Settled) -> dict[str, Any]:
     shown = ""
     while True:
         workload, pods = _snapshot(client, workload_id)
@@ -67,13 +90,13 @@ def _lines(client: Client, workload_id: str) -> dict[str, Any]:
         if text != shown:
             print(text, file=sys.stderr, flush=True)
             shown = text
-        done = _outcome(workload, pods)
+        done = settled(workload, pods)
         if done is not None:
             return done
         time.sleep(POLL_SECONDS)
 
 
-def _live(client: Client, workload_id: str) -> dict[str, Any]:
+def _live(client: Client, workload_id: str, settled: Settled) -> dict[str, Any]:
     from rich.console import Console
     from rich.live import Live
 
@@ -82,7 +105,7 @@ def _live(client: Client, workload_id: str) -> dict[str, Any]:
     with Live(_view(workload, pods), console=console, refresh_per_second=4) as live:
         while True:
             live.update(_view(workload, pods))
-            done = _outcome(workload, pods)
+            done = settled(workload, pods)
             if done is not None:
                 return done
             time.sleep(POLL_SECONDS)

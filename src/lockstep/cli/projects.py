@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from lockstep.cli.connection import NOT_FOUND, connected, fail
+from lockstep.cli.groups import command_group
 from lockstep.cli.output import structured, table
 from lockstep.cli.quota_options import (
     DEFAULT_POOL,
@@ -27,8 +28,8 @@ from lockstep.cli.quota_options import (
 if TYPE_CHECKING:
     from lockstep.sdk import Client
 
-app = typer.Typer(no_args_is_help=True, help="Projects.")
-cluster_app = typer.Typer(no_args_is_help=True, help="The cluster and its nodes.")
+app = command_group(no_args_is_help=True, help="Projects.")
+cluster_app = command_group(no_args_is_help=True, help="The cluster and its nodes.")
 Output = Annotated[
     str | None, typer.Option("-o", "--output", help="json or yaml instead of a table.")
 ]

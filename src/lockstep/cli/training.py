@@ -13,15 +13,16 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from lockstep.cli.connection import NOT_FOUND, USAGE, connected, fail, project_id
+from lockstep.cli.groups import command_group
 from lockstep.cli.output import structured, table
-from lockstep.cli.progress import outcome, until_running
+from lockstep.cli.progress import outcome, until_ended, until_running
 from lockstep.cli.requests import FRAMEWORKS, BadFlag, MasterOptions, SubmitOptions, build
 from lockstep.cli.storage import storage
 
 if TYPE_CHECKING:
     from lockstep.sdk import Client
 
-app = typer.Typer(no_args_is_help=True, help="Submit and manage distributed training workloads.")
+app = command_group(no_args_is_help=True, help="Submit and manage distributed training workloads.")
 
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 FRAMEWORK_NAMES = {
@@ -31,6 +32,8 @@ FRAMEWORK_NAMES = {
     "xgboost": "XGBoost",
     "jax": "JAX",
 }
+FRAMEWORK_ALIASES = {"tensorflow": "tf"}
+"""Other names of a framework group: `lockstep training tensorflow submit` is `… tf submit`."""
 
 Project = Annotated[str | None, typer.Option("-p", "--project", help="Project name or id.")]
 Output = Annotated[
@@ -169,10 +172,19 @@ def _submit_command(framework: str) -> Callable[..., None]:
         wait: Annotated[
             bool, typer.Option("--wait", help="Show progress until it runs (or fails).")
         ] = False,
+        wait_for_completion: Annotated[
+            bool,
+            typer.Option(
+                "--wait-for-completion",
+                help="Show progress until it completes; exit 1 with the reason if it fails.",
+            ),
+        ] = False,
         follow: Annotated[
             bool,
             typer.Option(
-                "--follow", help="With --wait: then stream the logs and exit with its outcome."
+                "--follow",
+                help="With --wait or --wait-for-completion: once it runs, stream the logs and "
+                "exit with its outcome.",
             ),
         ] = False,
         output: Output = None,
@@ -241,11 +253,14 @@ def _submit_command(framework: str) -> Callable[..., None]:
             workload_id = str(created.workload_id)
             if not structured(created.model_dump(mode="json", by_alias=True), output):
                 typer.echo(f"workload {created.name} submitted ({workload_id})")
-            if wait:
+            if (wait or wait_for_completion) and follow:
                 until_running(client, workload_id)
-                if follow:
-                    _follow_all(client, workload_id)
-                    outcome(client, workload_id)
+                _follow_all(client, workload_id)
+                outcome(client, workload_id)
+            elif wait_for_completion:
+                until_ended(client, workload_id)
+            elif wait:
+                until_running(client, workload_id)
 
     submit.__doc__ = f"Submit a distributed {FRAMEWORK_NAMES[framework]} workload."
     return submit
@@ -255,12 +270,17 @@ def prepare(words: list[str]) -> None:
     """Add the framework groups: the one `words` name with its submit command (forty options
     each, slow to build), the others by their description only (see cli/main.py)."""
     wanted = words[0] if words else None
+    wanted = FRAMEWORK_ALIASES.get(wanted or "", wanted)
     for framework in FRAMEWORKS:
-        description = f"{FRAMEWORK_NAMES[framework]} workloads."
-        group = typer.Typer(no_args_is_help=True, help=description)
+        aliases = [alias for alias, name in FRAMEWORK_ALIASES.items() if name == framework]
+        also = f" (also: {', '.join(aliases)})" if aliases else ""
+        description = f"{FRAMEWORK_NAMES[framework]} workloads{also}."
+        group = command_group(no_args_is_help=True, help=description)
         if framework == wanted:
             group.command("submit")(_submit_command(framework))
         app.add_typer(group, name=framework, help=description)
+        for alias in aliases:
+            app.add_typer(group, name=alias, help=f"The same as {framework}.", hidden=True)
 
 
 # --- list, describe ---------------------------------------------------------------------

@@ -9,10 +9,11 @@ from typing import Annotated
 
 import typer
 
+from lockstep.cli.groups import command_group
 from lockstep.cli.operator import DatabaseUrl, DataDir, operator_core, print_json
 
-secret_app = typer.Typer(no_args_is_help=True, help="Manage the secrets of a project.")
-config_map_app = typer.Typer(no_args_is_help=True, help="Manage the config maps of a project.")
+secret_app = command_group(no_args_is_help=True, help="Manage the secrets of a project.")
+config_map_app = command_group(no_args_is_help=True, help="Manage the config maps of a project.")
 
 Name = Annotated[str, typer.Argument(help="A DNS-1123 label: lower-case letters, digits, '-'.")]
 ProjectOption = Annotated[str, typer.Option("--project", help="The project's id.")]

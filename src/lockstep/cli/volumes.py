@@ -9,9 +9,10 @@ from typing import Annotated, Any
 import typer
 
 from lockstep.cli.connection import connected, project_id
+from lockstep.cli.groups import command_group
 from lockstep.cli.output import structured, table
 
-app = typer.Typer(no_args_is_help=True, help="Manage the volumes (claims) of a project.")
+app = command_group(no_args_is_help=True, help="Manage the volumes (claims) of a project.")
 
 Name = Annotated[str, typer.Argument(help="A DNS-1123 label: lower-case letters, digits, '-'.")]
 Project = Annotated[str | None, typer.Option("-p", "--project", help="Project name or id.")]
