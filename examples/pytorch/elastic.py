@@ -4,8 +4,9 @@ torchrun reads its options from PET_* environment variables when they are not gi
 command line (`torch.distributed.argparse_util.env`: `--nnodes` from PET_NNODES,
 `--nproc-per-node` from PET_NPROC_PER_NODE, `--rdzv-backend` from PET_RDZV_BACKEND,
 `--rdzv-endpoint` from PET_RDZV_ENDPOINT, `--rdzv-id` from PET_RDZV_ID, `--max-restarts` from
-PET_MAX_RESTARTS). A PyTorch workload with minReplicas/maxReplicas gets, in every pod, exactly
-what the Kubeflow PyTorchJob operator sets for an elasticPolicy:
+PET_MAX_RESTARTS). A PyTorch workload with minReplicas/maxReplicas is its worker pods only
+(no master), and gets, in every pod, exactly what the Kubeflow PyTorchJob operator sets for an
+elasticPolicy without a Master:
 
     PET_RDZV_BACKEND=c10d
     PET_RDZV_ENDPOINT=<worker-0>:<worker-0's port>   # the c10d rendezvous, hosted on worker-0
@@ -15,12 +16,12 @@ so every pod runs the same command line and torchrun needs no flags:
 
     command "torchrun", args "examples/pytorch/elastic.py"
 
-Without PET_NPROC_PER_NODE torchrun starts one process per pod. Each pod's torchrun agent, the
-master's too, joins the rendezvous, which closes as soon as maxReplicas nodes have joined, or
-30 s after the first minReplicas did; the agents then start this script with RANK, WORLD_SIZE,
-LOCAL_RANK, MASTER_ADDR and MASTER_PORT of the group that formed, replacing the pod's own
-values. Ranks follow the order in which nodes joined, not the pods' indexes. A master and two
-workers with minReplicas 2 and maxReplicas 3 make a world of 3.
+Without PET_NPROC_PER_NODE torchrun starts one process per pod. Each pod's torchrun agent
+joins the rendezvous, which closes as soon as maxReplicas nodes have joined, or 30 s after the
+first minReplicas did; the agents then start this script with RANK, WORLD_SIZE, LOCAL_RANK,
+MASTER_ADDR and MASTER_PORT of the group that formed. Ranks follow the order in which nodes
+joined, not the pods' indexes. numWorkers 2 with minReplicas 2 and maxReplicas 2 make a world
+of 2.
 
 To try it by hand, start two agents in two shells (any free port):
 

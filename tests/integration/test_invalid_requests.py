@@ -311,6 +311,22 @@ CASES: list[tuple[str, Mutation, str, str]] = [
         "less than or equal to maxReplicas",
     ),
     (
+        "numWorkers below minReplicas",
+        spec(numWorkers=2, minReplicas=3, maxReplicas=3),
+        "spec.numWorkers",
+        "greater than or equal to minReplicas: an elastic PyTorch workload (minReplicas/"
+        "maxReplicas) is numWorkers worker pods, each a node of the rendezvous",
+    ),
+    (
+        "a master of its own for elastic PyTorch",
+        both(
+            spec(numWorkers=2, minReplicas=2, maxReplicas=2),
+            top(masterSpecSameAsWorker=False, masterSpec={"image": "python:3.12"}),
+        ),
+        "masterSpec",
+        "it is worker pods only, with no master pod",
+    ),
+    (
         "slotsPerWorker for PyTorch",
         spec(slotsPerWorker=2),
         "spec.slotsPerWorker",

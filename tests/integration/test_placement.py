@@ -213,14 +213,14 @@ def test_a_non_preemptible_training_workload_is_not_preempted(api: Api) -> None:
 
 
 def test_an_elastic_gang_starts_with_its_minimum_and_grows_as_room_frees(api: Api) -> None:
-    """minReplicas 2 of 3 pods: with room for two on the a100 node, the master and worker-0
-    start and the workload runs; worker-1 is listed Pending until the holder leaves."""
+    """minReplicas 2 of 3 worker pods: with room for two on the a100 node, worker-0 and
+    worker-1 start and the workload runs; worker-2 is listed Pending until the holder leaves."""
     holder = gpu_workload(api, "holder", WAITS, {"cpuCoreRequest": 1.5}, nodePools=["a100"])
     api.wait_for(holder, {"Running"})
     body = distributed(
         api.cluster_id(),
         name="stretchy",
-        workers=2,
+        workers=3,
         args=WAITS,
         compute={"cpuCoreRequest": 2.5},
         nodePools=["a100"],
@@ -235,9 +235,9 @@ def test_an_elastic_gang_starts_with_its_minimum_and_grows_as_room_frees(api: Ap
         return {p["name"]: p["k8sPhase"] for p in pods}
 
     waiting = {
-        "stretchy-master-0": "Running",
         "stretchy-worker-0": "Running",
-        "stretchy-worker-1": "Pending",
+        "stretchy-worker-1": "Running",
+        "stretchy-worker-2": "Pending",
     }
     poll(lambda: phases() == waiting or None, timeout=30, what=f"pods {waiting}")
     reasons = [e["reason"] for e in events_of(api, elastic)]
@@ -249,7 +249,7 @@ def test_an_elastic_gang_starts_with_its_minimum_and_grows_as_room_frees(api: Ap
     grown = dict.fromkeys(waiting, "Running")
     poll(lambda: phases() == grown or None, timeout=30, what=f"pods {grown}")
     messages = [e["message"] for e in events_of(api, elastic) if e["reason"] == "Scheduled"]
-    assert "room for stretchy-worker-1: starting" in messages
+    assert "room for stretchy-worker-2: starting" in messages
     assert api.workload(elastic)["phase"] == "Running"
 
 

@@ -119,7 +119,7 @@ def test_an_elastic_workload_starts_with_the_room_there_is_and_lists_the_rest_wa
     body = distributed(
         api.cluster_id(),
         name="elastic",
-        workers=2,
+        workers=3,
         **waits_for(release),
         minReplicas=2,
         maxReplicas=3,
@@ -133,7 +133,7 @@ def test_an_elastic_workload_starts_with_the_room_there_is_and_lists_the_rest_wa
 
     pods = poll(listed, timeout=30, what="three pods listed")
     waiting = [name for name, pod in pods.items() if pod["k8sPhase"] == "Pending"]
-    assert waiting == ["elastic-worker-1"]
+    assert waiting == ["elastic-worker-2"]
     release.touch()
     assert api.wait_for(workload_id, {"Completed", "Failed"})["phase"] == "Completed"
 

@@ -149,6 +149,30 @@ def test_pytorch_elastic_policy_from_min_and_max_replicas(
     assert job["spec"]["elasticPolicy"] == {**policy, "rdzvBackend": "c10d"}
 
 
+@pytest.mark.parametrize(
+    ("workers", "elastic", "min_available"),
+    [
+        (2, {"minReplicas": 2, "maxReplicas": 2}, 2),
+        (3, {"minReplicas": 1, "maxReplicas": 4}, 1),
+        (1, {"minReplicas": 1}, 1),
+    ],
+)
+def test_an_elastic_pytorch_job_is_workers_only(
+    workers: int, elastic: dict[str, int], min_available: int
+) -> None:
+    """As Kubeflow's elastic PyTorchJobs: one Worker replica spec of numWorkers pods, no
+    Master, so elasticPolicy's bounds count exactly the nodes of the rendezvous (the operator
+    puts it on worker-0); KAI gangs the minimum."""
+    manifests = rendered({"numWorkers": workers, **elastic}, masterSpecSameAsWorker=True)
+    specs = replica_specs(manifests)
+    assert list(specs) == ["Worker"]
+    assert specs["Worker"]["replicas"] == workers
+    job = job_of(manifests)
+    policy = job["spec"]["elasticPolicy"]
+    assert policy["minReplicas"] <= workers <= policy["maxReplicas"]
+    assert job["spec"]["runPolicy"]["schedulingPolicy"]["minAvailable"] == min_available
+
+
 def test_no_elastic_policy_without_min_or_max_replicas() -> None:
     assert "elasticPolicy" not in job_of(rendered())["spec"]
 

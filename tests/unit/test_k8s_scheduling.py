@@ -70,6 +70,7 @@ def test_the_default_scheduler_gets_nothing_of_its_own() -> None:
         ("MPI", {"mpiLauncherCreationPolicy": "AtStartup"}, 4),
         ("MPI", {"mpiLauncherCreationPolicy": "WaitForWorkersReady"}, 3),
         ("PyTorch", {"minReplicas": 2, "maxReplicas": 5}, 2),
+        ("PyTorch", {"minReplicas": 3, "maxReplicas": 3}, 3),  # all three worker pods
     ],
 )
 def test_gang_size(framework: str, spec: dict[str, Any], size: int) -> None:

@@ -205,9 +205,11 @@ class Case:
 
 
 def body_of(framework: str, *, own_master: bool, gpu: str, storage: str) -> dict[str, Any]:
+    # An elastic PyTorch workload is worker pods only: with a master of its own it is fixed.
+    elastic_master = framework == "PyTorch" and own_master
     spec = {
         **RICH_SPEC,
-        **KIND_SPEC.get(framework, {}),
+        **({} if elastic_master else KIND_SPEC.get(framework, {})),
         "distributedFramework": framework,
         "numWorkers": 2,
         "compute": {
@@ -394,7 +396,7 @@ def test_the_validators_catch_what_they_should() -> None:
     pytorch = next(
         m
         for m in manifests_of(
-            workload_of(body_of("PyTorch", own_master=False, gpu="no-gpu", storage="none"))
+            workload_of(body_of("PyTorch", own_master=True, gpu="no-gpu", storage="none"))
         )
         if m["kind"] == "PyTorchJob"
     )

@@ -100,17 +100,16 @@ def test_workers_succeeding_without_the_leader_do_not_complete(framework: str) -
     assert outcome(the_plan, pods(the_plan, [R, S, S])) == Outcome(Phase.RUNNING)
 
 
-def test_elastic_pytorch_has_a_master_so_the_master_rule_applies() -> None:
-    """The any-worker rule is for elastic PyTorchJobs *without* a Master; a lockstep PyTorch
-    workload always has one, so elasticity changes nothing: the master decides."""
-    the_plan = plan("PyTorch", 2, minReplicas=2, maxReplicas=3)
+def test_elastic_pytorch_completes_when_any_worker_does() -> None:
+    """An elastic PyTorch workload is worker pods only, as a PyTorchJob without a Master, so
+    the operator's rule for those applies: any worker succeeding completes it."""
+    the_plan = plan("PyTorch", 3, minReplicas=2, maxReplicas=3)
     assert the_plan.is_elastic
-    assert the_plan.leader.pod_name == "job-master-0"
-    assert outcome(the_plan, pods(the_plan, [S, R, R])) == Outcome(
-        Phase.COMPLETED, "job-master-0 completed"
+    assert the_plan.leader.pod_name == "job-worker-0"
+    assert outcome(the_plan, pods(the_plan, [R, S, R])) == Outcome(
+        Phase.COMPLETED, "job-worker-1 completed"
     )
-    assert outcome(the_plan, pods(the_plan, [R, S, R])) == Outcome(Phase.RUNNING)
-    assert outcome(the_plan, pods(the_plan, [R, S, S])) == Outcome(Phase.RUNNING)
+    assert outcome(the_plan, pods(the_plan, [R, R, R])) == Outcome(Phase.RUNNING)
 
 
 def test_jax_completes_only_when_every_worker_succeeds() -> None:
@@ -291,7 +290,7 @@ def test_a_running_pod_that_is_not_ready_holds_the_workload_initializing() -> No
 def test_an_elastic_workload_runs_once_its_minimum_runs() -> None:
     """minReplicas 2 of 3 pods: two running pods (the third waiting for room, so not among the
     statuses) make the workload Running; one does not."""
-    the_plan = plan("PyTorch", 2, minReplicas=2, maxReplicas=3)
+    the_plan = plan("PyTorch", 3, minReplicas=2, maxReplicas=3)
     assert the_plan.required_pods == 2
     statuses = pods(the_plan, [R, R, R])
     assert outcome(the_plan, statuses[:2]) == Outcome(Phase.RUNNING)

@@ -171,8 +171,45 @@ def test_only_pytorch_is_elastic(framework: str) -> None:
     assert not plan.is_elastic
 
 
-def test_elasticity_does_not_change_the_number_of_pods() -> None:
-    plan = plan_of("PyTorch", 3, spec={"minReplicas": 1, "maxReplicas": 8})
+# numWorkers, minReplicas, maxReplicas → the pods (leader first), required_pods, and bounds
+ELASTIC_PLANS: list[tuple[int, dict[str, int], list[str], int, tuple[int, int]]] = [
+    (2, {"minReplicas": 2, "maxReplicas": 2}, ["job-worker-0", "job-worker-1"], 2, (2, 2)),
+    (
+        3,
+        {"minReplicas": 1, "maxReplicas": 8},
+        ["job-worker-0", "job-worker-1", "job-worker-2"],
+        1,
+        (1, 8),
+    ),
+    (1, {"minReplicas": 1}, ["job-worker-0"], 1, (1, 1)),
+    (2, {"maxReplicas": 2}, ["job-worker-0", "job-worker-1"], 2, (2, 2)),
+]
+
+
+@pytest.mark.parametrize(("workers", "elastic", "names", "required", "bounds"), ELASTIC_PLANS)
+def test_an_elastic_plan_is_its_worker_pods_only(
+    workers: int,
+    elastic: dict[str, int],
+    names: list[str],
+    required: int,
+    bounds: tuple[int, int],
+) -> None:
+    """minReplicas/maxReplicas count worker pods, each a node of the rendezvous: no master,
+    worker-0 leads (it hosts the rendezvous), every pod runs the workers' spec."""
+    plan = plan_of("PyTorch", workers, name="job", spec=elastic, same_as_worker=True)
+    assert [replica.pod_name for replica in plan.replicas] == names
+    assert [replica.role for replica in plan.replicas] == [Role.WORKER] * workers
+    assert [replica.is_leader for replica in plan.replicas] == [True] + [False] * (workers - 1)
+    assert plan.leader.pod_name == "job-worker-0"
+    assert all(replica.spec is plan.leader.spec for replica in plan.replicas)
+    assert plan.required_pods == required
+    assert (plan.min_workers, plan.max_workers) == bounds
+    assert len(plan.replicas) <= bounds[1]
+
+
+def test_a_fixed_pytorch_plan_keeps_its_master() -> None:
+    plan = plan_of("PyTorch", 3, name="job")
+    assert plan.leader.pod_name == "job-master-0"
     assert len(plan.replicas) == 4
 
 

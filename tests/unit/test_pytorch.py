@@ -1,6 +1,7 @@
 """PyTorchJob wiring (frameworks/pytorch.py) against what the Kubeflow operator injects
 (shared k8s/kubeflow-kai-facts.md §1.2): MASTER_ADDR/PORT, WORLD_SIZE, RANK, the PET_*
-variables torchrun reads, elastic rendezvous on worker-0, and PYTHONUNBUFFERED."""
+variables torchrun reads, elastic rendezvous on worker-0 (worker pods only, no master), and
+PYTHONUNBUFFERED."""
 
 from __future__ import annotations
 
@@ -73,23 +74,32 @@ def test_without_elastic_policy_there_is_no_rendezvous() -> None:
 
 
 @pytest.mark.parametrize(
-    ("elastic", "nnodes"),
+    ("workers", "elastic", "nnodes"),
     [
-        ({"minReplicas": 1, "maxReplicas": 4}, "1:4"),
-        ({"minReplicas": 2}, "2:2"),
-        ({"maxReplicas": 3}, "3:3"),
+        (2, {"minReplicas": 2, "maxReplicas": 2}, "2:2"),
+        (2, {"minReplicas": 1, "maxReplicas": 4}, "1:4"),
+        (2, {"minReplicas": 2}, "2:2"),
+        (3, {"maxReplicas": 3}, "3:3"),
+        (1, {"minReplicas": 1}, "1:1"),
     ],
 )
-def test_elastic_rendezvous_on_worker_zero(elastic: dict[str, Any], nnodes: str) -> None:
-    plan = plan_of("PyTorch", 2, name="job", spec=elastic)
+def test_elastic_rendezvous_on_worker_zero(
+    workers: int, elastic: dict[str, Any], nnodes: str
+) -> None:
+    """Worker pods only, as the operator wires a PyTorchJob without a Master: the rendezvous
+    on worker-0, nnodes min:max counting exactly those pods, and no fixed-world variables
+    (torchrun gives each process its RANK, WORLD_SIZE and MASTER_ADDR)."""
+    plan = plan_of("PyTorch", workers, name="job", spec=elastic)
     worker_zero = endpoints_of(plan)["job-worker-0"]
-    for name, env in env_of(plan).items():
-        assert env["PET_RDZV_BACKEND"] == "c10d", name
-        assert env["PET_RDZV_ENDPOINT"] == f"{worker_zero.host}:{worker_zero.port}", name
-        assert env["PET_NNODES"] == nnodes, name
-        # the fixed-world variables stay, as the operator sets both when a Master exists
-        assert env["MASTER_ADDR"] == "10.0.0.1"
-        assert env["WORLD_SIZE"] == "3"
+    env = env_of(plan)
+    assert sorted(env) == [f"job-worker-{i}" for i in range(workers)]
+    for name, variables in env.items():
+        assert variables == {
+            "PYTHONUNBUFFERED": "1",
+            "PET_RDZV_BACKEND": "c10d",
+            "PET_RDZV_ENDPOINT": f"{worker_zero.host}:{worker_zero.port}",
+            "PET_NNODES": nnodes,
+        }, name
 
 
 def test_torchrun_reads_the_elastic_wiring_from_the_environment(
@@ -99,6 +109,7 @@ def test_torchrun_reads_the_elastic_wiring_from_the_environment(
     nnodes min:max: torchrun takes each option it is not given from PET_<OPTION>."""
     run = pytest.importorskip("torch.distributed.run")
     plan = plan_of("PyTorch", 2, name="job", spec={"minReplicas": 2, "maxReplicas": 3})
+    assert len(plan.replicas) == 2  # worker pods only
     worker_zero = endpoints_of(plan)["job-worker-0"]
     for name, env in env_of(plan).items():
         with monkeypatch.context() as patch:
@@ -131,7 +142,12 @@ def test_exactly_the_documented_variables() -> None:
         assert set(env) == static
     elastic = plan_of("PyTorch", 1, spec={"minReplicas": 1, "maxReplicas": 2})
     for env in env_of(elastic).values():
-        assert set(env) == static | {"PET_RDZV_BACKEND", "PET_RDZV_ENDPOINT"}
+        assert set(env) == {
+            "PYTHONUNBUFFERED",
+            "PET_RDZV_BACKEND",
+            "PET_RDZV_ENDPOINT",
+            "PET_NNODES",
+        }
 
 
 def test_values_are_strings() -> None:

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from lockstep.domain.plan import build_plan
-from lockstep.domain.rules import check_request
+from lockstep.domain.rules import ELASTIC_MAX, ELASTIC_MIN, ELASTIC_NO_MASTER, check_request
 from lockstep.schemas.distributed import DistributedCreationRequest
 from tests.unit.specs import creation_request, reference_file, request, request_body
 
@@ -19,6 +19,8 @@ PORTION_RANGE = (
     "use gpuDevicesRequest for whole devices"
 )
 MPI_ONLY = "allowed only when distributedFramework is MPI"
+AT_LEAST_MIN = f"must be greater than or equal to {ELASTIC_MIN}"
+AT_MOST_MAX = f"must be less than or equal to {ELASTIC_MAX}"
 NOT_ELASTIC = (
     "elastic scaling (minReplicas/maxReplicas) is allowed only when distributedFramework is "
     "PyTorch; otherwise it may only equal numWorkers"
@@ -168,13 +170,13 @@ def test_ssh_auth_mount_path_must_be_absolute() -> None:
             0,
             [
                 ("spec.maxReplicas", "must be greater than or equal to 1"),
-                ("spec.numWorkers", "must be less than or equal to maxReplicas"),
+                ("spec.numWorkers", AT_MOST_MAX),
             ],
         ),
         (2, 3, 2, [("spec.maxReplicas", "must be greater than or equal to minReplicas")]),
-        (2, 3, 4, [("spec.numWorkers", "must be greater than or equal to minReplicas")]),
-        (2, 1, 1, [("spec.numWorkers", "must be less than or equal to maxReplicas")]),
-        (5, None, 4, [("spec.numWorkers", "must be less than or equal to maxReplicas")]),
+        (2, 3, 4, [("spec.numWorkers", AT_LEAST_MIN)]),
+        (2, 1, 1, [("spec.numWorkers", AT_MOST_MAX)]),
+        (5, None, 4, [("spec.numWorkers", AT_MOST_MAX)]),
     ],
 )
 def test_pytorch_elasticity(
@@ -203,6 +205,29 @@ def test_other_frameworks_refuse_elastic_scaling(framework: str) -> None:
 def test_non_elastic_violation_names_the_field_that_was_sent() -> None:
     spec = {"distributedFramework": "TF", "numWorkers": 3, "maxReplicas": 5}
     assert check(spec=spec) == [("spec.maxReplicas", NOT_ELASTIC)]
+
+
+@pytest.mark.parametrize(
+    ("request_fields", "expected"),
+    [
+        ({"masterSpecSameAsWorker": True}, []),
+        ({}, []),
+        ({"masterSpecSameAsWorker": False, "masterSpec": {"image": "other"}}, "refused"),
+        ({"masterSpec": {"image": "other"}}, "refused"),
+    ],
+)
+def test_an_elastic_workload_has_no_master_to_give_a_spec(
+    request_fields: dict[str, Any], expected: Found | str
+) -> None:
+    """Elastic PyTorch is worker pods only: a master spec of its own has no pod to run it."""
+    spec = {"numWorkers": 2, "minReplicas": 2, "maxReplicas": 2}
+    found = check(spec=spec, **request_fields)
+    assert found == ([("masterSpec", ELASTIC_NO_MASTER)] if expected == "refused" else expected)
+
+
+def test_a_fixed_pytorch_workload_keeps_its_own_master_spec() -> None:
+    found = check(spec={"numWorkers": 2}, masterSpecSameAsWorker=False, masterSpec={"image": "o"})
+    assert found == []
 
 
 # --- name -----------------------------------------------------------------------------------

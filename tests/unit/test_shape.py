@@ -82,10 +82,31 @@ def test_a_workloads_gang_names_and_asks_as_its_plan_does(
     assert gang.affinity == gang_affinity(plan)
 
 
-def test_an_elastic_gang_requires_its_min_replicas_as_its_plan_does() -> None:
-    spec = {"distributedFramework": "PyTorch", "numWorkers": 4, "minReplicas": 2, "maxReplicas": 5}
+@pytest.mark.parametrize(
+    ("workers", "elastic", "required"),
+    [
+        (4, {"minReplicas": 2, "maxReplicas": 5}, 2),
+        (2, {"minReplicas": 2, "maxReplicas": 2}, 2),
+        (1, {"maxReplicas": 1}, 1),
+    ],
+)
+def test_an_elastic_gang_is_its_plans_worker_pods_and_requires_its_min_replicas(
+    workers: int, elastic: dict[str, int], required: int
+) -> None:
+    spec = {
+        "distributedFramework": "PyTorch",
+        "numWorkers": workers,
+        "compute": {"cpuCoreRequest": 0.5},
+        "podAffinity": {"type": "Preferred", "key": "rack"},
+        **elastic,
+    }
     workload = workload_of(request_body(name="job", spec=spec))
-    assert gang_of(workload).required == workload.plan().required_pods == 2
+    plan = workload.plan()
+    gang = gang_of(workload)
+    assert list(gang.shape.pods()) == gang_needs(plan)
+    assert gang.shape.size == workers
+    assert gang.required == plan.required_pods == required
+    assert gang.affinity == gang_affinity(plan)
 
 
 def test_reading_a_gang_of_a_million_workers_makes_no_per_pod_object() -> None:

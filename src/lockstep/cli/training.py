@@ -105,10 +105,12 @@ def _submit_command(framework: str) -> Callable[..., None]:
         backoff_limit: Annotated[int | None, typer.Option("--backoff-limit")] = None,
         clean_pod_policy: Annotated[str | None, typer.Option("--clean-pod-policy")] = None,
         min_replicas: Annotated[
-            int | None, typer.Option("--min-replicas", help="PyTorch, elastic.")
+            int | None,
+            typer.Option("--min-replicas", help="PyTorch, elastic: the fewest worker pods."),
         ] = None,
         max_replicas: Annotated[
-            int | None, typer.Option("--max-replicas", help="PyTorch, elastic.")
+            int | None,
+            typer.Option("--max-replicas", help="PyTorch, elastic: the most worker pods."),
         ] = None,
         slots_per_worker: Annotated[
             int | None, typer.Option("--slots-per-worker", help="MPI.")

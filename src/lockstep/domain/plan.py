@@ -1,5 +1,9 @@
 """The replica plan: which pods a distributed workload consists of and what each one runs.
 
+An elastic PyTorch workload (minReplicas/maxReplicas) is worker pods only, as Kubeflow's
+elastic PyTorchJobs are: `numWorkers` workers, worker-0 leading (it hosts the rendezvous), each
+a node of the rendezvous, so the bounds count exactly the pods that join it.
+
 Pure: built from the validated spec alone, used by the rules (pod-name lengths), by the
 scheduler (gang size and requests) and by every runtime (what to start).
 """
@@ -74,6 +78,7 @@ class ReplicaPlan:
     clean_pod_policy: CleanPodPolicy
     slots_per_worker: int
     min_workers: int | None
+    """An elastic PyTorch gang's minReplicas: worker pods, every one a node of the rendezvous."""
     max_workers: int | None
     mpi_launcher_creation_policy: MpiLauncherCreationPolicy | None = None
 
@@ -92,8 +97,8 @@ class ReplicaPlan:
     @property
     def required_pods(self) -> int:
         """How many pods (leader first) must start together: all of them, or for an elastic
-        PyTorch workload its minReplicas, counting the master, which joins the rendezvous like
-        any node. The others start as capacity allows."""
+        PyTorch workload (worker pods only) its minReplicas. The others start as capacity
+        allows."""
         if self.min_workers is None:
             return len(self.replicas)
         return max(1, min(self.min_workers, len(self.replicas)))
@@ -123,6 +128,19 @@ def leader_spec(
     return spec
 
 
+def elastic_bounds(spec: WorkerSpec) -> tuple[int, int] | None:
+    """An elastic PyTorch spec's (minReplicas, maxReplicas), in worker pods, each copied from
+    the other when only one is given (as the operator does); None for a gang of fixed size."""
+    framework = spec.distributed_framework or DistributedFramework.PYTORCH
+    low, high = spec.min_replicas, spec.max_replicas
+    if framework is not DistributedFramework.PYTORCH or (low is None and high is None):
+        return None
+    low = high if low is None else low
+    high = low if high is None else high
+    assert low is not None and high is not None
+    return low, high
+
+
 def build_plan(
     workload_name: str,
     spec: WorkerSpec,
@@ -133,22 +151,26 @@ def build_plan(
     """The replica plan of a validated spec (distributedFramework and numWorkers are set)."""
     framework = spec.distributed_framework or DistributedFramework.PYTORCH
     num_workers = spec.num_workers or 1
-    leader = leader_spec(
-        spec, master_spec_same_as_worker=master_spec_same_as_worker, master_spec=master_spec
+    bounds = elastic_bounds(spec)
+    leader_role = Role.WORKER if bounds is not None else LEADER_ROLE[framework]
+    first_worker = 1 if leader_role is Role.WORKER else 0
+    leader = (
+        spec
+        if bounds is not None
+        else leader_spec(
+            spec, master_spec_same_as_worker=master_spec_same_as_worker, master_spec=master_spec
+        )
     )
     worker: PodSpec = spec
-    leader_role = LEADER_ROLE[framework]
-    first_worker = 1 if leader_role is Role.WORKER else 0
     replicas = [
         Replica(leader_role, 0, pod_name(workload_name, leader_role, 0), leader, is_leader=True)
     ]
+    # JAX's coordinating worker-0 comes on top of numWorkers; an elastic gang's is one of them.
+    last_worker = num_workers if bounds is None else num_workers - 1
     replicas += [
         Replica(Role.WORKER, i, pod_name(workload_name, Role.WORKER, i), worker)
-        for i in range(first_worker, first_worker + num_workers)
+        for i in range(first_worker, first_worker + last_worker)
     ]
-    elastic = framework is DistributedFramework.PYTORCH and (
-        spec.min_replicas is not None or spec.max_replicas is not None
-    )
     return ReplicaPlan(
         workload_name=workload_name,
         framework=framework,
@@ -157,8 +179,8 @@ def build_plan(
         backoff_limit=DEFAULT_BACKOFF_LIMIT if spec.backoff_limit is None else spec.backoff_limit,
         clean_pod_policy=spec.clean_pod_policy or CleanPodPolicy.NONE,
         slots_per_worker=spec.slots_per_worker or DEFAULT_SLOTS_PER_WORKER,
-        min_workers=(spec.min_replicas or spec.max_replicas) if elastic else None,
-        max_workers=(spec.max_replicas or spec.min_replicas) if elastic else None,
+        min_workers=None if bounds is None else bounds[0],
+        max_workers=None if bounds is None else bounds[1],
         mpi_launcher_creation_policy=spec.mpi_launcher_creation_policy,
     )
 

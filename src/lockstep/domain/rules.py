@@ -13,7 +13,7 @@ from decimal import Decimal
 
 from lockstep.domain.command_line import split_command_line
 from lockstep.domain.errors import Violation
-from lockstep.domain.plan import longest_pod_name_suffix
+from lockstep.domain.plan import elastic_bounds, longest_pod_name_suffix
 from lockstep.domain.quantities import parse_quantity
 from lockstep.schemas.base import WireModel, is_dns_label
 from lockstep.schemas.bounds import INT32_MAX
@@ -39,6 +39,19 @@ _LABEL_NAME = re.compile(r"^([A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?)$")
 _LABEL_PREFIX = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 _GROUPS = re.compile(r"^\s*\d+\s*(,\s*\d+\s*)*$")
 _INTEGER = re.compile(r"^-?[0-9]+$")
+
+ELASTIC_MIN = (
+    "minReplicas: an elastic PyTorch workload (minReplicas/maxReplicas) is numWorkers worker "
+    "pods, each a node of the rendezvous, and needs at least minReplicas of them"
+)
+ELASTIC_MAX = (
+    "maxReplicas: an elastic PyTorch workload (minReplicas/maxReplicas) is numWorkers worker "
+    "pods, each a node of the rendezvous, which admits at most maxReplicas nodes"
+)
+ELASTIC_NO_MASTER = (
+    "must be omitted or equal to spec for an elastic PyTorch workload (minReplicas/"
+    "maxReplicas): it is worker pods only, with no master pod"
+)
 
 
 def check_request(request: DistributedCreationRequest) -> list[Violation]:
@@ -124,15 +137,20 @@ def _check_elasticity(spec: WorkerSpec) -> Iterator[Violation]:
                     "distributedFramework is PyTorch; otherwise it may only equal numWorkers",
                 )
         return
+    # The bounds count worker pods, every one a node of the rendezvous (there is no master).
     if workers is not None:
         if low is not None and workers < low:
-            yield Violation("spec.numWorkers", "must be greater than or equal to minReplicas")
+            yield Violation("spec.numWorkers", f"must be greater than or equal to {ELASTIC_MIN}")
         if high is not None and workers > high:
-            yield Violation("spec.numWorkers", "must be less than or equal to maxReplicas")
+            yield Violation("spec.numWorkers", f"must be less than or equal to {ELASTIC_MAX}")
 
 
 def _check_master(request: DistributedCreationRequest, spec: WorkerSpec) -> Iterator[Violation]:
     same, master = request.master_spec_same_as_worker, request.master_spec
+    if elastic_bounds(spec) is not None and master is not None:
+        if master.to_wire() != pod_wire(spec):
+            yield Violation("masterSpec", ELASTIC_NO_MASTER)
+        return
     if same is False and master is None:
         yield Violation("masterSpec", "required when masterSpecSameAsWorker is false")
     if same is True and master is not None and master.to_wire() != pod_wire(spec):

@@ -1,8 +1,10 @@
 """PyTorchJob wiring, exactly as the Kubeflow operator sets it (envvar.go, master.go, elastic.go).
 
-Every pod gets PYTHONUNBUFFERED, MASTER_ADDR/PORT, WORLD_SIZE, RANK and the PET_* variables
-that torchrun reads; with an elastic policy the c10d rendezvous on worker-0 instead of a fixed
-PET_NNODES.
+A fixed-size job (a master and its workers): every pod gets PYTHONUNBUFFERED,
+MASTER_ADDR/PORT, WORLD_SIZE, RANK and the PET_* variables that torchrun reads, PET_NNODES
+counting every pod. An elastic job (minReplicas/maxReplicas) has no master, so, as the operator
+does for a job without one, its worker pods get only PYTHONUNBUFFERED and the rendezvous: c10d
+on worker-0 and PET_NNODES "<min>:<max>"; torchrun gives each process its rank and world.
 """
 
 from __future__ import annotations
@@ -12,10 +14,16 @@ from lockstep.frameworks.endpoints import Endpoints
 
 
 def environment(plan: ReplicaPlan, replica: Replica, endpoints: Endpoints) -> dict[str, str]:
-    leader = plan.leader
-    master = endpoints[leader.pod_name]
+    if plan.is_elastic:
+        return {
+            "PYTHONUNBUFFERED": "1",
+            "PET_RDZV_BACKEND": "c10d",
+            "PET_RDZV_ENDPOINT": str(endpoints[plan.leader.pod_name]),
+            "PET_NNODES": f"{plan.min_workers}:{plan.max_workers}",
+        }
+    master = endpoints[plan.leader.pod_name]
     rank = replica.index if replica.role is Role.MASTER else replica.index + 1
-    env = {
+    return {
         "PYTHONUNBUFFERED": "1",
         "MASTER_ADDR": master.host,
         "MASTER_PORT": str(master.port),
@@ -24,13 +32,5 @@ def environment(plan: ReplicaPlan, replica: Replica, endpoints: Endpoints) -> di
         "WORLD_SIZE": str(len(plan.replicas)),
         "RANK": str(rank),
         "PET_NODE_RANK": str(rank),
+        "PET_NNODES": str(len(plan.replicas)),
     }
-    if plan.is_elastic:
-        first_worker = plan.workers[0]
-        rendezvous = endpoints[first_worker.pod_name]
-        env["PET_RDZV_BACKEND"] = "c10d"
-        env["PET_RDZV_ENDPOINT"] = str(rendezvous)
-        env["PET_NNODES"] = f"{plan.min_workers}:{plan.max_workers}"
-    else:
-        env["PET_NNODES"] = str(len(plan.replicas))
-    return env

@@ -1,7 +1,8 @@
 """What the pods of a running workload mean for the workload: the operators' success and
 failure rules, as a pure function of the plan and the pods' statuses.
 
-- PyTorch, XGBoost, TF, MPI: the job succeeds when its leader (master, chief, launcher) does.
+- PyTorch, XGBoost, TF, MPI: the job succeeds when its leader (master, chief, launcher) does;
+  an elastic PyTorch job, worker pods only, when any of its workers does.
 - JAX: the job succeeds when every worker does.
 - Fail fast: the first pod to fail (pods that lockstep itself stopped do not count) decides.
   With restartPolicy Never, or when the pod could not even start, the workload fails. Otherwise
@@ -53,6 +54,10 @@ def outcome(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> Outcome:
     if plan.framework is DistributedFramework.JAX:
         if len(pods) == len(plan.replicas) and all(p.phase is PodPhase.SUCCEEDED for p in pods):
             return Outcome(Phase.COMPLETED, "every worker completed")
+    elif plan.is_elastic:
+        done = next((p for p in pods if p.phase is PodPhase.SUCCEEDED), None)
+        if done is not None:
+            return Outcome(Phase.COMPLETED, f"{done.name} completed")
     elif leader is not None and leader.phase is PodPhase.SUCCEEDED:
         return Outcome(Phase.COMPLETED, f"{leader.name} completed")
     failed = sorted(

@@ -7,7 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from lockstep.domain.plan import LEADER_ROLE, ReplicaPlan, Role, leader_spec, pod_name
+from lockstep.domain.plan import (
+    LEADER_ROLE,
+    ReplicaPlan,
+    Role,
+    elastic_bounds,
+    leader_spec,
+    pod_name,
+)
 from lockstep.domain.quantities import parse_quantity
 from lockstep.domain.workload import Workload
 from lockstep.scheduler.placement import ONE, ZERO, GpuNeed, PodNeed
@@ -79,6 +86,15 @@ def gang_of(workload: Workload) -> Gang:
     whatever its number of workers; its pods are named as its plan (domain/plan.py) names
     them, in the same order."""
     spec = WorkerSpec.model_validate(workload.request.get("spec") or {}, strict=False)
+    workers = spec.num_workers or 1
+    bounds = elastic_bounds(spec)
+    if bounds is not None:
+        # As the plan decides it: an elastic PyTorch gang is its worker pods only, worker-0
+        # leading, and starts with minReplicas of them.
+        prefix = f"{workload.name}-{Role.WORKER.value}-"
+        elastic = PodGroup(pod_need(f"{prefix}0", spec), NumberedNames(prefix, 0, workers))
+        affinity = spec.pod_affinity if spec.pod_affinity and spec.pod_affinity.key else None
+        return Gang(GangShape((elastic,)), max(1, min(bounds[0], workers)), affinity)
     master = workload.request.get("masterSpec")
     leader = leader_spec(
         spec,
@@ -86,7 +102,6 @@ def gang_of(workload: Workload) -> Gang:
         master_spec=None if master is None else MasterSpec.model_validate(master, strict=False),
     )
     framework = spec.distributed_framework or DistributedFramework.PYTORCH
-    workers = spec.num_workers or 1
     role = LEADER_ROLE[framework]
     first_worker = 1 if role is Role.WORKER else 0
     leader_name = pod_name(workload.name, role, 0)
@@ -99,12 +114,6 @@ def gang_of(workload: Workload) -> Gang:
             ),
         )
     )
-    # As the plan decides it: an elastic PyTorch gang starts with minReplicas pods.
-    elastic = framework is DistributedFramework.PYTORCH and (
-        spec.min_replicas is not None or spec.max_replicas is not None
-    )
-    minimum = (spec.min_replicas or spec.max_replicas) if elastic else None
-    required = None if minimum is None else max(1, min(minimum, workers + 1))
     affinities = (s.pod_affinity for s in (leader, spec) if s.pod_affinity is not None)
     affinity = next((a for a in affinities if a.key), None)
-    return Gang(shape, required, affinity)
+    return Gang(shape, None, affinity)

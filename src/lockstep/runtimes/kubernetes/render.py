@@ -60,8 +60,10 @@ def worker_spec_of(workload: Workload) -> WorkerSpec:
 
 
 def workers_spec(plan: ReplicaPlan) -> PodSpec:
-    """The spec the workers other than the leader run (JAX's leader is a worker too)."""
-    return next(replica.spec for replica in plan.replicas if not replica.is_leader)
+    """The spec the workers other than the leader run (JAX's leader and an elastic PyTorch
+    gang's are workers too, and an elastic gang of one has no other)."""
+    others = (replica.spec for replica in plan.replicas if not replica.is_leader)
+    return next(others, plan.leader.spec)
 
 
 def same_spec(plan: ReplicaPlan) -> bool:
@@ -78,10 +80,11 @@ def restart_policy(plan: ReplicaPlan, spec: PodSpec) -> RestartPolicy:
 
 
 def replica_types(plan: ReplicaPlan, kind: JobKind) -> list[ReplicaType]:
-    """The job's replica specs: the leader's and the workers', or (JAX) one Worker spec for
-    all, which cannot give worker-0 a spec of its own."""
+    """The job's replica specs: the leader's and the workers', or (JAX, and elastic PyTorch,
+    which is worker pods only as Kubeflow's elastic PyTorchJobs are) one Worker spec for all,
+    which cannot give worker-0 a spec of its own."""
     worker = workers_spec(plan)
-    if not kind.has_leader_type:
+    if not kind.has_leader_type or plan.leader.role is Role.WORKER:
         if not same_spec(plan):
             raise PodStartError(
                 f"a {kind.kind} runs one pod template for every worker: worker-0 cannot run "
