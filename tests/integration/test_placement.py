@@ -53,6 +53,15 @@ def env_lines(api: Api, workload_id: str, pod: str) -> dict[str, str]:
     return dict(line.split(" ", 1) for line in lines if " " in line)
 
 
+def printed(api: Api, workload_id: str, pod: str, key: str) -> str:
+    """What a running pod printed for `key`, once its log has it (Running comes first)."""
+
+    def found() -> str | None:
+        return env_lines(api, workload_id, pod).get(key)
+
+    return poll(found, timeout=30, what=f"{pod} printing {key}")
+
+
 def test_whole_gpus_in_the_preferred_pool(api: Api) -> None:
     workload_id = gpu_workload(
         api, "whole", PRINTS_GPUS, {"gpuDevicesRequest": 1}, nodePools=["a100", "v100"]
@@ -100,7 +109,7 @@ def test_fractions_share_a_device_without_over_committing_it(api: Api) -> None:
     second = gpu_workload(api, "second", WAITS, half, nodePools=["a100"])
     api.wait_for(second, {"Running"})
     devices = {
-        pod: env_lines(api, workload_id, pod)["devices"]
+        pod: printed(api, workload_id, pod, "devices")
         for workload_id, name in ((first, "first"), (second, "second"))
         for pod in (f"{name}-master-0", f"{name}-worker-0")
     }
