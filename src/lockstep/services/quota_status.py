@@ -4,7 +4,8 @@ and of it what non-preemptible workloads hold, `allocatedNonPreemptible`) and wh
 (`requested`: allocated plus what pending workloads ask).
 
 A placed pod counts in the pool of the node it was placed on; a pending workload asks in the
-first pool its spec names (`nodePools`), else in the default pool. Units are the document's:
+first pool its spec names (`nodePools`) that has nodes, else in the first pool of the nodes,
+as the scheduler counts it. Units are the document's:
 GPUs in devices (a fraction for a share of one), CPU in millicores, memory in MB (10^6 bytes).
 Called by the organization service, inside its read transaction.
 """
@@ -20,8 +21,8 @@ from lockstep.domain.cluster import Node
 from lockstep.domain.node_pools import DEFAULT_POOL
 from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.workload import Workload
-from lockstep.scheduler.placement import PodNeed
-from lockstep.scheduler.resources import gang_needs
+from lockstep.scheduler.accounting import asked, home_pool, placed_amounts
+from lockstep.scheduler.resources import gang_of
 
 MEGABYTE = 10**6
 
@@ -105,24 +106,10 @@ class QuotaStatuses:
         return {"nodePoolQuotaStatuses": pools, "quotaStatus": total.wire()}
 
 
-def _amounts(need: PodNeed, *, gpus: float | None = None) -> Amounts:
-    asked = need.gpu
-    wanted = float(asked.devices) * (float(asked.portion) if asked.memory is None else 1.0)
-    return Amounts(
-        gpu=wanted if gpus is None else gpus,
-        cpu=float(need.cpu) * 1000,
-        memory=float(need.memory) / MEGABYTE,
-    )
-
-
-def _preemptible(workload: Workload) -> bool:
-    spec = workload.request.get("spec") or {}
-    return is_preemptible(workload.priority_class, spec.get("preemptibility"))
-
-
-def _asked_pool(workload: Workload) -> str:
-    pools = (workload.request.get("spec") or {}).get("nodePools") or []
-    return str(pools[0]) if pools else DEFAULT_POOL
+def _in_megabytes(amounts: Sequence[float]) -> Amounts:
+    """The scheduler's amounts (GPUs, millicores, bytes) in the document's units."""
+    gpu, cpu, memory = amounts
+    return Amounts(gpu=gpu, cpu=cpu, memory=memory / MEGABYTE)
 
 
 def quota_statuses(
@@ -133,26 +120,26 @@ def quota_statuses(
     pool_ids: Mapping[str, str],
     department_projects: Mapping[str, Sequence[str]],
 ) -> QuotaStatuses:
+    """Counted as the scheduler counts them (scheduler/accounting.py), from each workload's
+    gang: what a pending one asks costs its shape's groups, not a pod each."""
     pool_of_node = {n.name: n.pool for n in nodes}
+    pools = list(dict.fromkeys(n.pool for n in nodes))
     by_project: dict[str, UnitStatus] = defaultdict(lambda: defaultdict(PoolStatus))
     for workload in admitted:
         if workload.placement is None:
             continue
-        non_preemptible = not _preemptible(workload)
-        for need in gang_needs(workload.plan()):
-            assignment = workload.placement.get(need.pod)
-            if assignment is None:
-                continue
-            held = _amounts(need, gpus=float(assignment.gpu_amount))
-            status = by_project[workload.project_id][
-                pool_of_node.get(assignment.node, DEFAULT_POOL)
-            ]
+        spec = workload.request.get("spec") or {}
+        non_preemptible = not is_preemptible(workload.priority_class, spec.get("preemptibility"))
+        needs = list(gang_of(workload).shape.pods())
+        for pool, amounts in placed_amounts(needs, workload.placement, pool_of_node).items():
+            held = _in_megabytes(amounts)
+            status = by_project[workload.project_id][pool]
             status.allocated.add(held)
             status.requested.add(held)
             if non_preemptible:
                 status.allocated_non_preemptible.add(held)
     for workload in pending:
-        status = by_project[workload.project_id][_asked_pool(workload)]
-        for need in gang_needs(workload.plan()):
-            status.requested.add(_amounts(need))
+        shape = gang_of(workload).shape
+        status = by_project[workload.project_id][home_pool(shape, pools or [DEFAULT_POOL])]
+        status.requested.add(_in_megabytes(asked(shape)))
     return QuotaStatuses(by_project, pool_ids, department_projects)
