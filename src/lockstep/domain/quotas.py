@@ -54,10 +54,6 @@ class Quota:
     limit: float = UNLIMITED
     weight: float = DEFAULT_WEIGHT
 
-    @property
-    def unlimited(self) -> bool:
-        return self.deserved == UNLIMITED
-
 
 UNBOUNDED = Quota(deserved=UNLIMITED)
 """What the default project holds in every pool."""

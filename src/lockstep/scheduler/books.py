@@ -4,7 +4,7 @@ cycle admits and preempts, so that each check costs O(resources)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from lockstep.scheduler.fair_share import EPSILON, FairShares
@@ -93,9 +93,6 @@ class Books:
                     account.allocated[r] += sign * value
                     if not preemptible:
                         account.non_preemptible[r] += sign * value
-
-    def accounts(self, kind: OrgType) -> Sequence[Account]:
-        return [a for a in self._accounts.values() if a.kind is kind]
 
     def _account(self, kind: OrgType, unit: str, pool: str) -> Account:
         key = (kind, unit, pool)
