@@ -56,18 +56,17 @@ class SchedulingService:
             ]
             if project_id is not None and not projects:
                 raise NotFound(f"no project you may read has the id {project_id!r}")
-            shares = unit.scheduling.shares()
+            by_project: dict[str, dict[str, Shares]] = {}
+            for (kind, org_id, pool), values in unit.scheduling.shares().items():
+                if kind == "project":
+                    by_project.setdefault(org_id, {})[pool] = values
             queues = []
             for project in projects:
                 waiting = unit.workloads.queue_of(project.id, limit=QUEUE_LIMIT)
                 queues.append(
                     ProjectQueue(
                         project,
-                        {
-                            pool: values
-                            for (kind, org_id, pool), values in shares.items()
-                            if kind == "project" and org_id == project.id
-                        },
+                        by_project.get(project.id, {}),
                         [
                             Waiting(w, None if w.parked else position)
                             for position, w in enumerate(waiting, start=1)
