@@ -53,8 +53,9 @@ class Api:
         clusters = self.get("/api/v1/clusters").json()
         return str(clusters[0]["uuid"])
 
-    def create(self, body: dict[str, Any]) -> dict[str, Any]:
-        response = self.post("/api/v1/workloads/distributed", json=body)
+    def create(self, body: dict[str, Any], *, kind: str = "distributed") -> dict[str, Any]:
+        """Create a workload of `kind` (its collection: distributed, trainings, workspaces)."""
+        response = self.post(f"/api/v1/workloads/{kind}", json=body)
         assert response.status_code == 202, response.text
         created: dict[str, Any] = response.json()
         return created
@@ -69,7 +70,7 @@ class Api:
         """Poll until the workload is deleted (GET answers 404); fail at the deadline."""
 
         def gone() -> bool | None:
-            response = self.get(f"/api/v1/workloads/distributed/{workload_id}")
+            response = self.get(f"/api/v1/workloads/{workload_id}")
             return True if response.status_code == 404 else None
 
         poll(gone, timeout=timeout, what=f"workload {workload_id} to be deleted")

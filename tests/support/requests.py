@@ -39,6 +39,29 @@ def distributed(
     return body
 
 
+def single_pod(
+    cluster_id: str,
+    *,
+    name: str = "single",
+    project_id: str = "1",
+    command: str | None = None,
+    args: str | None = None,
+    **spec: Any,
+) -> dict[str, Any]:
+    """A training's or workspace's creation request; by default a short-lived Python command."""
+    return {
+        "name": name,
+        "projectId": project_id,
+        "clusterId": cluster_id,
+        "spec": {
+            "image": "python:3.11",
+            "command": command or sys.executable,
+            "args": args if args is not None else "-c pass",
+            **spec,
+        },
+    }
+
+
 def python(code: str) -> str:
     """`args` that run `code` with this interpreter's `-c`, quoted for shell-style splitting."""
     return "-c " + shlex.quote(code)

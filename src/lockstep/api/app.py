@@ -17,7 +17,7 @@ from lockstep.api.calls import Calls
 from lockstep.api.deps import Services, no_nul_in_url
 from lockstep.api.routes import (
     claims,
-    distributed,
+    workload_kinds,
     health,
     node_pools,
     pod_logs,
@@ -144,7 +144,6 @@ def create_app(
     routers = (
         health,
         tokens,
-        distributed,
         workloads,
         pod_logs,
         organization_routes,
@@ -153,6 +152,8 @@ def create_app(
         values,
         claims,
     )
+    for router in workload_kinds.routers:
+        app.include_router(router)
     for module in routers:
         app.include_router(module.router)
     return app

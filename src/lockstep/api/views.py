@@ -23,14 +23,14 @@ from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.values import ConfigMap, Secret
-from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
+from lockstep.domain.kinds import TRAITS, WorkloadKind
+from lockstep.domain.workload import SPEC_MODELS, Event, PhaseChange, Pod, Workload
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.pod_launch import environment_for_image
 from lockstep.runtimes.local.sandbox.asked import isolation_asked
-from lockstep.schemas.distributed import MasterSpec, WorkerSpec
+from lockstep.schemas.distributed import MasterSpec
 from lockstep.services.node_pools import PoolView
 from lockstep.services.nodes import GPU_PRODUCT_LABEL
-from lockstep.store.workloads import WORKLOAD_TYPE
 
 TENANT_ID = 1
 _K8S_PHASE = {
@@ -52,7 +52,9 @@ def _time(moment: Any) -> str | None:
     return None if moment is None else iso(moment)
 
 
-def distributed_workload(workload: Workload) -> dict[str, Any]:
+def workload_body(workload: Workload) -> dict[str, Any]:
+    """A workload as its kind's create and get return it (`DistributedWorkload`, `Training`,
+    `Workspace`): its identity and phases, and the request as stored."""
     body: dict[str, Any] = {
         "name": workload.name,
         "requestedName": workload.requested_name,
@@ -111,7 +113,8 @@ def _conditions(
 def _not_applied(workload: Workload) -> list[str]:
     """What the workload's specs ask that only a sandbox gives, each field once."""
     asked: dict[str, None] = {}
-    for key, model in (("spec", WorkerSpec), ("masterSpec", MasterSpec)):
+    spec_model = SPEC_MODELS[workload.kind]
+    for key, model in (("spec", spec_model), ("masterSpec", MasterSpec)):
         wire = workload.request.get(key)
         if wire:
             with contextlib.suppress(ValidationError, PodStartError):
@@ -140,7 +143,7 @@ def workload_item(
     item: dict[str, Any] = {
         "tenantId": TENANT_ID,
         "id": w.id,
-        "type": WORKLOAD_TYPE,
+        "type": w.kind.value,
         "name": w.name,
         "source": "Control-plane",
         "priority": w.priority,
@@ -167,13 +170,14 @@ def workload_item(
             _not_applied(w) if unsandboxed else [],
         ),
         "runningPods": w.running_pods,
-        "category": w.category or "Train",
-        "distributedFramework": w.framework.value,
+        "category": w.category or TRAITS[w.kind].default_category,
         "images": images,
-        "requestedPods": {"number": int(spec.get("numWorkers") or 1) + 1},
+        "requestedPods": {"number": _requested_pods(w.kind, spec)},
         "actionsSupport": {"delete": True, "suspend": not w.actual_phase.is_terminal},
         "preemptible": is_preemptible(w.priority_class, spec.get("preemptibility")),
     }
+    if w.framework is not None:
+        item["distributedFramework"] = w.framework.value
     if w.phase_reason is not None:  # the document's enum has no null
         item["phaseReason"] = w.phase_reason
     if spec.get("command"):
@@ -181,6 +185,16 @@ def workload_item(
     if spec.get("args"):
         item["arguments"] = spec["args"]
     return item
+
+
+def _requested_pods(kind: WorkloadKind, spec: Mapping[str, Any]) -> int:
+    """The pods a workload runs at once: a distributed one's workers and leader, a
+    training's parallelism, a workspace's one."""
+    if kind is WorkloadKind.DISTRIBUTED:
+        return int(spec.get("numWorkers") or 1) + 1
+    if kind is WorkloadKind.TRAINING:
+        return min(int(spec.get("parallelism") or 1), int(spec.get("completions") or 1))
+    return 1
 
 
 def pod_item(pod: Pod, w: Workload, plan: ReplicaPlan) -> dict[str, Any]:

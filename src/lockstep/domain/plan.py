@@ -1,4 +1,8 @@
-"""The replica plan: which pods a distributed workload consists of and what each one runs.
+"""The replica plan: which pods a workload consists of and what each one runs.
+
+A training's pods are `<name>-<index>`, one per completion: `parallelism` of them start
+together (the gang), and each later one starts once the pod `parallelism` before it has
+succeeded, where that one ran. A workspace is one pod, `<name>-0`.
 
 An elastic PyTorch workload (minReplicas/maxReplicas) is worker pods only, as Kubeflow's
 elastic PyTorchJobs are: `numWorkers` workers, worker-0 leading (it hosts the rendezvous), each
@@ -23,16 +27,21 @@ from lockstep.schemas.distributed import (
     PodSpec,
     WorkerSpec,
 )
+from lockstep.domain.kinds import WorkloadKind
 from lockstep.schemas.pod import RestartPolicy
+from lockstep.schemas.single_pod import TrainingSpec
 
 
 class Role(StrEnum):
-    """The replica types of the Kubeflow operators, lower-cased as they appear in pod names."""
+    """The replica types of the Kubeflow operators, lower-cased as they appear in pod names;
+    and the one role of a training's or workspace's pods."""
 
     MASTER = "master"
     CHIEF = "chief"
     LAUNCHER = "launcher"
     WORKER = "worker"
+    TRAINING = "training"
+    WORKSPACE = "workspace"
 
 
 LEADER_ROLE: dict[DistributedFramework, Role] = {
@@ -71,7 +80,8 @@ class ReplicaPlan:
     """Every replica of a workload, in rank order (leader first)."""
 
     workload_name: str
-    framework: DistributedFramework
+    framework: DistributedFramework | None
+    """None for a training or a workspace."""
     replicas: tuple[Replica, ...]
     restart_policy: RestartPolicy
     backoff_limit: int
@@ -81,6 +91,22 @@ class ReplicaPlan:
     """An elastic PyTorch gang's minReplicas: worker pods, every one a node of the rendezvous."""
     max_workers: int | None
     mpi_launcher_creation_policy: MpiLauncherCreationPolicy | None = None
+    kind: WorkloadKind = WorkloadKind.DISTRIBUTED
+    parallelism: int = 1
+    """A training's or workspace's pods that run at once (its replicas are its completions)."""
+
+    @property
+    def is_single_pod(self) -> bool:
+        """A training or a workspace: its pods run on their own, as a Job's do, not as a gang
+        that starts, fails and restarts together."""
+        return self.kind is not WorkloadKind.DISTRIBUTED
+
+    @property
+    def gang_size(self) -> int:
+        """How many pods are admitted together: a training's `parallelism`, else all."""
+        if self.is_single_pod:
+            return min(self.parallelism, len(self.replicas))
+        return len(self.replicas)
 
     @property
     def leader(self) -> Replica:
@@ -100,7 +126,7 @@ class ReplicaPlan:
         PyTorch workload (worker pods only) its minReplicas. The others start as capacity
         allows."""
         if self.min_workers is None:
-            return len(self.replicas)
+            return self.gang_size
         return max(1, min(self.min_workers, len(self.replicas)))
 
     def replica(self, pod_name: str) -> Replica:
@@ -111,8 +137,56 @@ class ReplicaPlan:
 
 
 def pod_name(workload_name: str, role: Role, index: int) -> str:
-    """`<workload>-<role>-<index>`, as the operators name pods."""
+    """`<workload>-<role>-<index>`, as the operators name pods; `<workload>-<index>` for a
+    training's or workspace's."""
+    if role in SINGLE_POD_ROLES:
+        return f"{workload_name}-{index}"
     return f"{workload_name}-{role.value}-{index}"
+
+
+SINGLE_POD_ROLES = frozenset({Role.TRAINING, Role.WORKSPACE})
+
+SINGLE_POD_ROLE: dict[WorkloadKind, Role] = {
+    WorkloadKind.TRAINING: Role.TRAINING,
+    WorkloadKind.WORKSPACE: Role.WORKSPACE,
+}
+
+DEFAULT_SINGLE_POD_RESTART_POLICY = RestartPolicy.NEVER
+"""A training's or workspace's pods run to completion, as a Job's do: a failed one is run
+again (restartPolicy Never or OnFailure alike) until backoffLimit failures."""
+
+
+def single_pod_counts(spec: PodSpec) -> tuple[int, int]:
+    """A training's (completions, parallelism) as a Job counts them: one of each by default,
+    parallelism one when only completions is given, never more at once than completions."""
+    if not isinstance(spec, TrainingSpec):
+        return 1, 1
+    completions = spec.completions or 1
+    parallelism = spec.parallelism or 1
+    return completions, min(parallelism, completions)
+
+
+def build_single_pod_plan(workload_name: str, kind: WorkloadKind, spec: PodSpec) -> ReplicaPlan:
+    """The plan of a training or workspace: one replica per completion, the first leading."""
+    role = SINGLE_POD_ROLE[kind]
+    completions, parallelism = single_pod_counts(spec)
+    replicas = tuple(
+        Replica(role, i, pod_name(workload_name, role, i), spec, is_leader=i == 0)
+        for i in range(completions)
+    )
+    return ReplicaPlan(
+        workload_name=workload_name,
+        framework=None,
+        replicas=replicas,
+        restart_policy=spec.restart_policy or DEFAULT_SINGLE_POD_RESTART_POLICY,
+        backoff_limit=DEFAULT_BACKOFF_LIMIT if spec.backoff_limit is None else spec.backoff_limit,
+        clean_pod_policy=CleanPodPolicy.NONE,
+        slots_per_worker=DEFAULT_SLOTS_PER_WORKER,
+        min_workers=None,
+        max_workers=None,
+        kind=kind,
+        parallelism=parallelism,
+    )
 
 
 def leader_spec(

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from lockstep.domain.errors import Violation
-from lockstep.schemas.distributed import DistributedCreationRequest, PodSpec
+from lockstep.schemas.distributed import PodSpec
+from lockstep.schemas.single_pod import CreationRequest
 from lockstep.schemas.security import PodSecurityLevel, SeccompProfileType
 
 __all__ = [
@@ -76,7 +77,7 @@ class AllowedHostPath:
 
 
 def violations(
-    request: DistributedCreationRequest,
+    request: CreationRequest,
     level: PodSecurityLevel,
     allowed: Sequence[AllowedHostPath] = (),
 ) -> list[Violation]:
@@ -84,9 +85,8 @@ def violations(
     if level is PodSecurityLevel.PRIVILEGED:
         return []
     found: list[Violation] = []
-    for where, pod in (("spec", request.spec), ("masterSpec", request.master_spec)):
-        if pod is not None:
-            found += _pod_violations(where, pod, level, allowed)
+    for where, pod in request.pod_specs():
+        found += _pod_violations(where, pod, level, allowed)
     return found
 
 

@@ -1,6 +1,7 @@
-"""The semantic rules of a distributed creation request, beyond what the schema states.
+"""The semantic rules of a creation request (distributed, training, workspace), beyond what
+the schema states.
 
-`check_request` returns every violation at once, each naming the field (camelCase path) and
+`check_request` and `check_single_pod_request` return every violation at once, each naming the field (camelCase path) and
 the rule, so a user fixes a request in one round trip. Pure: the service adds the rules that
 need the store (known project and cluster, free name).
 """
@@ -27,7 +28,8 @@ from lockstep.schemas.distributed import (
     WorkerSpec,
     pod_wire,
 )
-from lockstep.schemas.pod import MatchExpressionOperator, TolerationOperator
+from lockstep.schemas.pod import MatchExpressionOperator, RestartPolicy, TolerationOperator
+from lockstep.schemas.single_pod import TrainingCreationRequest, WorkspaceCreationRequest
 from lockstep.schemas.security import Security
 from lockstep.schemas.storage import Storage
 
@@ -72,7 +74,55 @@ def check_request(request: DistributedCreationRequest) -> list[Violation]:
     return violations
 
 
+def check_single_pod_request(
+    request: TrainingCreationRequest | WorkspaceCreationRequest,
+) -> list[Violation]:
+    """Every semantic violation of a training's or workspace's request; empty when valid."""
+    violations: list[Violation] = []
+    if request.template_id is not None:
+        violations.append(Violation("templateId", "workload templates are not supported"))
+    spec = request.spec
+    if spec is None:
+        violations.append(Violation("spec", "required"))
+        return violations
+    if not spec.image:
+        violations.append(Violation("spec.image", "required"))
+    if spec.restart_policy is RestartPolicy.ALWAYS and isinstance(
+        request, TrainingCreationRequest
+    ):
+        violations.append(
+            Violation(
+                "spec.restartPolicy",
+                "must be Never or OnFailure: a training's pods run to completion, as a Job's do",
+            )
+        )
+    completions = 1
+    if isinstance(request, TrainingCreationRequest) and request.spec is not None:
+        for field, value in (
+            ("completions", request.spec.completions),
+            ("parallelism", request.spec.parallelism),
+        ):
+            if value is not None and value < 1:
+                violations.append(Violation(f"spec.{field}", "must be greater than or equal to 1"))
+        completions = max(1, request.spec.completions or 1)
+    violations += _check_name_fits(request, f"-{completions - 1}")
+    violations += _check_pod_spec("spec", spec)
+    return violations
+
+
 def _check_name(request: DistributedCreationRequest, spec: WorkerSpec) -> Iterator[Violation]:
+    if spec.distributed_framework is None or spec.num_workers is None:
+        yield from _check_name_fits(request, None)
+        return
+    suffix = longest_pod_name_suffix(spec.distributed_framework, spec.num_workers)
+    yield from _check_name_fits(request, suffix)
+
+
+def _check_name_fits(
+    request: DistributedCreationRequest | TrainingCreationRequest | WorkspaceCreationRequest,
+    suffix: str | None,
+) -> Iterator[Violation]:
+    """The name is a DNS label that leaves room for the pod names' `suffix`."""
     name = request.name
     if not is_dns_label(name):
         yield Violation(
@@ -81,9 +131,8 @@ def _check_name(request: DistributedCreationRequest, spec: WorkerSpec) -> Iterat
             "starting and ending with a letter or digit, at most 63 characters",
         )
         return
-    if spec.distributed_framework is None or spec.num_workers is None:
+    if suffix is None:
         return
-    suffix = longest_pod_name_suffix(spec.distributed_framework, spec.num_workers)
     room = MAX_NAME_LENGTH - len(suffix)
     if request.use_given_name_as_prefix:
         room -= NAME_SUFFIX_LENGTH

@@ -9,10 +9,12 @@ from enum import StrEnum
 from typing import Any
 
 from lockstep.domain.cluster import Assignment
+from lockstep.domain.kinds import WorkloadKind
 from lockstep.domain.phases import DesiredPhase, Phase
-from lockstep.domain.plan import ReplicaPlan, build_plan
+from lockstep.domain.plan import ReplicaPlan, build_plan, build_single_pod_plan
 from lockstep.domain.pod_security import DEFAULT_LEVEL, PodSecurityLevel
-from lockstep.schemas.distributed import DistributedFramework, MasterSpec, WorkerSpec
+from lockstep.schemas.distributed import DistributedFramework, MasterSpec, PodSpec, WorkerSpec
+from lockstep.schemas.single_pod import TrainingSpec, WorkspaceSpec
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,12 +49,19 @@ class PendingMessage:
 
 
 WorkloadRequest = dict[str, Any]
-"""The wire form of what the user asked for: `spec`, `masterSpecSameAsWorker`, `masterSpec`."""
+"""The wire form of what the user asked for: `spec`, and for a distributed workload
+`masterSpecSameAsWorker` and `masterSpec`."""
+
+SPEC_MODELS: dict[WorkloadKind, type[PodSpec]] = {
+    WorkloadKind.DISTRIBUTED: WorkerSpec,
+    WorkloadKind.TRAINING: TrainingSpec,
+    WorkloadKind.WORKSPACE: WorkspaceSpec,
+}
 
 
 @dataclass(frozen=True, slots=True)
 class Workload:
-    """A distributed workload as stored: identity, ownership, intent and observed phase."""
+    """A workload as stored: identity, ownership, kind, intent and observed phase."""
 
     id: str
     name: str
@@ -66,11 +75,13 @@ class Workload:
     actual_phase: Phase
     phase_message: str
     phase_updated_at: datetime
-    framework: DistributedFramework
+    framework: DistributedFramework | None
+    """A distributed workload's framework; None for a training or workspace."""
     request: WorkloadRequest
     priority_class: str
     priority: int
     category: str | None = None
+    kind: WorkloadKind = WorkloadKind.DISTRIBUTED
     allocated_gpus: float = 0.0
     deleted_at: datetime | None = None
     completed_at: datetime | None = None
@@ -95,8 +106,14 @@ class Workload:
     def phase_reason(self) -> str | None:
         return self.pending[0].phase_reason if self.pending else None
 
+    def spec(self) -> PodSpec:
+        """The stored `spec`, as its kind's model."""
+        return SPEC_MODELS[self.kind].model_validate(self.request.get("spec") or {}, strict=False)
+
     def plan(self) -> ReplicaPlan:
         """The replica plan of the stored request."""
+        if self.kind is not WorkloadKind.DISTRIBUTED:
+            return build_single_pod_plan(self.name, self.kind, self.spec())
         spec = WorkerSpec.model_validate(self.request.get("spec") or {}, strict=False)
         master = self.request.get("masterSpec")
         return build_plan(

@@ -1,11 +1,12 @@
-"""Which wiring each distributed framework uses (every framework has one)."""
+"""Which wiring each distributed framework uses (every framework has one); a training or
+workspace, which has none, uses the single-pod wiring."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from lockstep.domain.plan import Replica, ReplicaPlan
-from lockstep.frameworks import jax, mpi, pytorch, tensorflow, xgboost
+from lockstep.frameworks import jax, mpi, pytorch, single_pod, tensorflow, xgboost
 from lockstep.frameworks.endpoints import Endpoints
 from lockstep.schemas.distributed import DistributedFramework
 
@@ -20,6 +21,6 @@ WIRING: dict[DistributedFramework, Wiring] = {
 }
 
 
-def wiring_for(framework: DistributedFramework) -> Wiring:
-    """The wiring of `framework`."""
-    return WIRING[framework]
+def wiring_for(framework: DistributedFramework | None) -> Wiring:
+    """The wiring of `framework` (None: a training's or workspace's)."""
+    return single_pod.environment if framework is None else WIRING[framework]

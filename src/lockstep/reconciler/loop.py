@@ -315,6 +315,11 @@ class Reconciler:
 
     def _observe(self, workload: Workload, plan: ReplicaPlan) -> WorkloadUpdate:
         statuses = self._runtime.observe(workload.id)
+        if plan.is_single_pod and len(statuses) < len(plan.replicas):
+            # A training's later completions start as the ones before them succeed.
+            if any(s.phase is PodPhase.SUCCEEDED for s in statuses):
+                self._runtime.start(workload, plan, workload.placement)
+                statuses = self._runtime.observe(workload.id)
         if any(s.phase is PodPhase.PENDING for s in statuses):
             # Pods held back until the gang is ready (an MPI launcher waiting for its workers).
             self._runtime.start(workload, plan, workload.placement)
@@ -331,7 +336,9 @@ class Reconciler:
         message = result.message
         if result.log_tail_of is not None:
             message += self._log_tail(workload, result.log_tail_of)
-        if result.restart:
+        if result.restart and result.restart_pods:
+            self._restart_pods(workload, plan, statuses, result.restart_pods, change)
+        elif result.restart:
             self._restart_gang(workload, plan, statuses, change)
         target = result.phase
         if target != workload.actual_phase or message != workload.phase_message:
@@ -383,6 +390,40 @@ class Reconciler:
         change.events.append(
             self._recorder.event(
                 workload, "Restarting", "starting every pod again", type=EventType.WARNING
+            )
+        )
+        self._queue.add(workload.id)
+
+    def _restart_pods(
+        self,
+        workload: Workload,
+        plan: ReplicaPlan,
+        statuses: Sequence[PodStatus],
+        names: Sequence[str],
+        change: WorkloadUpdate,
+    ) -> None:
+        """A training's or workspace's ended pods: each runs again once its backoff has
+        passed, the others running on."""
+        now = self._clock()
+        due: list[str] = []
+        for status in statuses:
+            if status.name not in names:
+                continue
+            backoff = restart_backoff(
+                status.restarts, base_seconds=self._settings.restart_backoff_seconds
+            )
+            ended = status.finished_at
+            wait = 0.0 if ended is None else (ended - now).total_seconds() + backoff
+            if wait > 0:
+                self._queue.add_after(workload.id, wait)
+            else:
+                due.append(status.name)
+        if not due:
+            return
+        self._runtime.restart(workload, plan, only=due)
+        change.events.append(
+            self._recorder.event(
+                workload, "Restarting", f"starting {', '.join(due)} again", type=EventType.WARNING
             )
         )
         self._queue.add(workload.id)
@@ -653,7 +694,7 @@ class Reconciler:
                 failed = WorkloadUpdate(phase=Phase.FAILED, message=f"could not start: {error}")
                 changes.append((workload, _via_pending(workload, failed)))
                 continue
-            if len(placement) < len(plans[workload_id].replicas):
+            if len(placement) < plans[workload_id].gang_size:
                 self._elastic_waiting = True  # an elastic gang started without all its pods
             change = WorkloadUpdate(
                 phase=Phase.INITIALIZING, message="starting pods", placement=placement
@@ -738,7 +779,7 @@ def _waiting_for_room(
     workload: Workload, plan: ReplicaPlan, statuses: Sequence[PodStatus]
 ) -> list[PodStatus]:
     """A Pending status for each pod of an elastic workload that has no room yet."""
-    if workload.placement is None:
+    if workload.placement is None or not plan.is_elastic:
         return []
     seen = {status.name for status in statuses}
     return [
@@ -764,7 +805,7 @@ def _scheduled(plan: ReplicaPlan, placement: GangPlacement) -> str:
     gpus = sorted({i for a in placement.values() for i in a.gpus})
     where = f"node {nodes[0]}" if len(nodes) == 1 else f"nodes {', '.join(nodes)}"
     held = f" (GPUs {', '.join(map(str, gpus))})" if gpus else ""
-    count = len(plan.replicas)
+    count = plan.gang_size
     admitted = f"all {count}" if len(placement) == count else f"{len(placement)} of {count}"
     return f"{admitted} pods admitted together on {where}{held}"
 

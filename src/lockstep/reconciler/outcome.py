@@ -10,6 +10,10 @@ failure rules, as a pure function of the plan and the pods' statuses.
   then the workload fails.
 - A workload runs once every pod it started runs (and is ready): all of its pods, or for an
   elastic PyTorch workload at least its minimum (its other pods start as room frees).
+- A training or workspace runs its pods as a Job does: it completes once `completions` of them
+  have succeeded; a failed pod is run again on its own (restartPolicy Never or OnFailure
+  alike) until the pods have failed backoffLimit times, then the workload fails. A workspace
+  with restartPolicy Always runs its pod again whenever it ends, and never completes.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ class Outcome:
     outcome, unless its own termination message says why it ended."""
     restart: bool = False
     """Stop the whole gang and start it again (after `restart_backoff`)."""
+    restart_pods: tuple[str, ...] = ()
+    """With `restart`: only these pods (a training's or workspace's), the others untouched."""
 
 
 def gang_restarts(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> int:
@@ -49,6 +55,8 @@ def restart_backoff(restarts: int, *, base_seconds: float) -> float:
 
 
 def outcome(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> Outcome:
+    if plan.is_single_pod:
+        return _single_pod_outcome(plan, pods)
     by_name = {pod.name: pod for pod in pods}
     leader = by_name.get(plan.leader.pod_name)
     if plan.framework is DistributedFramework.JAX:
@@ -84,6 +92,11 @@ def outcome(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> Outcome:
             log_tail_of=tail,
             restart=True,
         )
+    return _progress(plan, pods)
+
+
+def _progress(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> Outcome:
+    """A workload none of whose pods decided its outcome: running, or still starting."""
     started = len(pods) >= plan.required_pods
     if started and all(
         p.phase is PodPhase.SUCCEEDED or (p.phase is PodPhase.RUNNING and p.ready) for p in pods
@@ -93,3 +106,44 @@ def outcome(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> Outcome:
     if unready and started:
         return Outcome(Phase.INITIALIZING, f"waiting for {', '.join(unready)} to be ready")
     return Outcome(Phase.INITIALIZING, "starting pods")
+
+
+def _single_pod_outcome(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> Outcome:
+    completions = len(plan.replicas)
+    always = plan.restart_policy is RestartPolicy.ALWAYS
+    succeeded = [p for p in pods if p.phase is PodPhase.SUCCEEDED]
+    if not always and len(succeeded) >= completions:
+        if completions == 1:
+            return Outcome(Phase.COMPLETED, f"{succeeded[0].name} completed")
+        return Outcome(Phase.COMPLETED, f"all {completions} completions succeeded")
+    ended = sorted(
+        (
+            p
+            for p in pods
+            if (p.phase is PodPhase.FAILED and not p.stopped)
+            or (always and p.phase is PodPhase.SUCCEEDED)
+        ),
+        key=lambda p: (p.finished_at is None, p.finished_at, p.name),
+    )
+    if not ended:
+        return _progress(plan, pods)
+    first = ended[0]
+    reason = f"pod {first.name} {first.message}".rstrip()
+    tail = None if first.explained or first.phase is PodPhase.SUCCEEDED else first.name
+    if first.exit_code is None and first.phase is PodPhase.FAILED:
+        return Outcome(Phase.FAILED, reason, log_tail_of=tail)
+    failures = sum(p.restarts for p in pods)
+    if not always and failures >= plan.backoff_limit:
+        if plan.backoff_limit > 0:
+            reason += (
+                f"; the workload has reached the specified backoff limit ({plan.backoff_limit})"
+            )
+        return Outcome(Phase.FAILED, reason, log_tail_of=tail)
+    limit = "" if always else f" of {plan.backoff_limit}"
+    return Outcome(
+        Phase.DEGRADED,
+        f"running pod {first.name} again after {reason} (restart {failures + 1}{limit})",
+        log_tail_of=tail,
+        restart=True,
+        restart_pods=(first.name,),
+    )

@@ -7,7 +7,7 @@ and returns exactly what `start` would run (it is also the dry run).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Collection, AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol
@@ -103,9 +103,12 @@ class Runtime(Protocol):
         """The pods of a workload as they are now (empty when it has none)."""
         ...
 
-    def restart(self, workload: Workload, plan: ReplicaPlan) -> None:
+    def restart(
+        self, workload: Workload, plan: ReplicaPlan, only: Collection[str] | None = None
+    ) -> None:
         """Run every pod of a gang whose pods have all ended again: a new attempt of each,
-        with the same identities and ports."""
+        with the same identities and ports; `only`: just these pods, which have ended (a
+        training's or workspace's)."""
         ...
 
     def log_tail(self, workload_id: str, pod_name: str, *, lines: int) -> list[str]:

@@ -7,13 +7,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
+from lockstep.domain.kinds import WorkloadKind
 from lockstep.domain.plan import (
     LEADER_ROLE,
+    SINGLE_POD_ROLE,
     ReplicaPlan,
     Role,
     elastic_bounds,
     leader_spec,
     pod_name,
+    single_pod_counts,
 )
 from lockstep.domain.quantities import parse_quantity
 from lockstep.domain.workload import Workload
@@ -59,8 +62,9 @@ def _gpu_need(spec: PodSpec) -> GpuNeed:
 
 
 def gang_needs(plan: ReplicaPlan) -> list[PodNeed]:
-    """Every pod of the plan (a gang starts whole or not at all)."""
-    return [pod_need(replica.pod_name, replica.spec) for replica in plan.replicas]
+    """Every pod admitted together (a gang starts whole or not at all): all of the plan's, or
+    a training's first `parallelism` (its later pods run where those ran)."""
+    return [pod_need(r.pod_name, r.spec) for r in plan.replicas[: plan.gang_size]]
 
 
 def gang_affinity(plan: ReplicaPlan) -> PodAffinity | None:
@@ -85,6 +89,8 @@ def gang_of(workload: Workload) -> Gang:
     """The workload's gang, read from its stored request in the time its spec takes to read,
     whatever its number of workers; its pods are named as its plan (domain/plan.py) names
     them, in the same order."""
+    if workload.kind is not WorkloadKind.DISTRIBUTED:
+        return _single_pod_gang(workload)
     spec = WorkerSpec.model_validate(workload.request.get("spec") or {}, strict=False)
     workers = spec.num_workers or 1
     bounds = elastic_bounds(spec)
@@ -117,3 +123,13 @@ def gang_of(workload: Workload) -> Gang:
     affinities = (s.pod_affinity for s in (leader, spec) if s.pod_affinity is not None)
     affinity = next((a for a in affinities if a.key), None)
     return Gang(shape, None, affinity)
+
+
+def _single_pod_gang(workload: Workload) -> Gang:
+    """A training's `parallelism` pods, admitted together; a workspace's one pod."""
+    spec = workload.spec()
+    _, parallelism = single_pod_counts(spec)
+    first = pod_name(workload.name, SINGLE_POD_ROLE[workload.kind], 0)
+    names = NumberedNames(f"{workload.name}-", 0, parallelism)
+    affinity = spec.pod_affinity if spec.pod_affinity and spec.pod_affinity.key else None
+    return Gang(GangShape((PodGroup(pod_need(first, spec), names),)), None, affinity)

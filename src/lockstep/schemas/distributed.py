@@ -119,17 +119,27 @@ class WorkerSpec(PodSpec):
     ssh_auth_mount_path: str | None = None
 
 
-class DistributedCreationRequest(WireModel):
-    """The body of `POST /api/v1/workloads/distributed`."""
+class CreationMeta(WireModel):
+    """What every creation request names: the workload, its project and cluster."""
 
     name: NonEmpty
     use_given_name_as_prefix: bool | None = None
     project_id: StringId
     cluster_id: UUID
     template_id: UUID | None = None
+
+
+class DistributedCreationRequest(CreationMeta):
+    """The body of `POST /api/v1/workloads/distributed`."""
+
     spec: WorkerSpec | None = None
     master_spec_same_as_worker: bool | None = None
     master_spec: MasterSpec | None = None
+
+    def pod_specs(self) -> list[tuple[str, PodSpec]]:
+        """Each pod spec of the request with its field name: `spec`, then `masterSpec`."""
+        named = (("spec", self.spec), ("masterSpec", self.master_spec))
+        return [(name, spec) for name, spec in named if spec is not None]
 
 
 class DistributedWorkload(ResponseModel):

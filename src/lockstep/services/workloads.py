@@ -1,4 +1,4 @@
-"""Workload use cases: create, read, list, delete, suspend and resume distributed workloads.
+"""Workload use cases: create, read, list, delete, suspend and resume workloads of every kind.
 
 Each method runs in one transaction, checks the caller's access rules inside it, and tells the
 reconciler about the workload only after the commit (a 202 means the workload is stored).
@@ -23,10 +23,16 @@ from lockstep.domain.listing import ListQuery, SortOrder, matches
 from lockstep.domain.organization import Project
 from lockstep.domain.phases import DesiredPhase, Phase
 from lockstep.domain.pod_security import AllowedHostPath
-from lockstep.domain.priorities import TRAIN, priority_of
-from lockstep.domain.rules import check_request
+from lockstep.domain.kinds import TRAITS, WorkloadKind
+from lockstep.domain.priorities import priority_of
+from lockstep.domain.rules import check_request, check_single_pod_request
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
 from lockstep.schemas.distributed import DistributedCreationRequest, DistributedFramework
+from lockstep.schemas.single_pod import (
+    CreationRequest,
+    TrainingCreationRequest,
+    WorkspaceCreationRequest,
+)
 from lockstep.services.access import access_of
 from lockstep.store.database import Database, UnitOfWork
 
@@ -36,6 +42,13 @@ _SUFFIX_ALPHABET = string.ascii_lowercase + string.digits
 def name_suffix() -> str:
     """`-` and five random lower-case letters or digits (`useGivenNameAsPrefix`)."""
     return "-" + "".join(secrets.choice(_SUFFIX_ALPHABET) for _ in range(5))
+
+
+KIND_OF_REQUEST: dict[type[CreationRequest], WorkloadKind] = {
+    DistributedCreationRequest: WorkloadKind.DISTRIBUTED,
+    TrainingCreationRequest: WorkloadKind.TRAINING,
+    WorkspaceCreationRequest: WorkloadKind.WORKSPACE,
+}
 
 
 def scope_of(workload: Workload) -> Scope:
@@ -91,7 +104,7 @@ class WorkloadService:
         clock: Clock,
         notify: Callable[[str], None],
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
-        runtime_checks: Callable[[DistributedCreationRequest], list[Violation]] = lambda _: [],
+        runtime_checks: Callable[[CreationRequest], list[Violation]] = lambda _: [],
         allowed_host_paths: Sequence[AllowedHostPath] = (),
     ) -> None:
         """`runtime_checks`: what the runtime refuses of a request beside lockstep's own rules
@@ -104,7 +117,7 @@ class WorkloadService:
         self._runtime_checks = runtime_checks
         self._allowed_host_paths = tuple(allowed_host_paths)
 
-    def create(self, caller: Principal, request: DistributedCreationRequest) -> Workload:
+    def create(self, caller: Principal, request: CreationRequest) -> Workload:
         """Store a new workload, committed before this returns; the reconciler takes it on."""
         workload = self.prepare(caller, request)
         # Only the insert needs the write lock: the checks of `prepare` read what cannot change
@@ -114,15 +127,25 @@ class WorkloadService:
         self._notify(workload.id)
         return workload
 
-    def prepare(self, caller: Principal, request: DistributedCreationRequest) -> Workload:
+    def prepare(self, caller: Principal, request: CreationRequest) -> Workload:
         """The workload `request` would create, checked as `create` checks it (the request's
         rules, the project and cluster, the caller's access), stored nowhere: a dry run."""
-        violations = check_request(request)
+        if isinstance(request, DistributedCreationRequest):
+            violations = check_request(request)
+        else:
+            violations = check_single_pod_request(request)
         if not violations:
             violations = self._runtime_checks(request)
         if violations:
             raise InvalidRequest(violations)
-        assert request.spec is not None and request.spec.distributed_framework is not None
+        assert request.spec is not None
+        kind = KIND_OF_REQUEST[type(request)]
+        framework = (
+            DistributedFramework(request.spec.distributed_framework)
+            if isinstance(request, DistributedCreationRequest)
+            and request.spec.distributed_framework is not None
+            else None
+        )
         cluster_id = str(request.cluster_id)
         with self._db.read() as unit:
             project, department_name = self._project(unit, request.project_id)
@@ -140,7 +163,7 @@ class WorkloadService:
             raise InvalidRequest(forbidden)
         now = self._clock()
         wire = request.to_wire()
-        priority_class = request.spec.priority_class or TRAIN
+        priority_class = request.spec.priority_class or TRAITS[kind].default_priority_class
         return Workload(
             id=self._new_id(),
             name=request.name + (name_suffix() if request.use_given_name_as_prefix else ""),
@@ -154,7 +177,8 @@ class WorkloadService:
             actual_phase=Phase.CREATING,
             phase_message="",
             phase_updated_at=now,
-            framework=DistributedFramework(request.spec.distributed_framework),
+            framework=framework,
+            kind=kind,
             request={
                 key: wire[key]
                 for key in ("spec", "masterSpecSameAsWorker", "masterSpec")
@@ -178,9 +202,13 @@ class WorkloadService:
         department = unit.organization.department(project.department_id)
         return project, department.name if department else ""
 
-    def get(self, caller: Principal, workload_id: str) -> Workload:
+    def get(
+        self, caller: Principal, workload_id: str, kind: WorkloadKind | None = None
+    ) -> Workload:
+        """A workload the caller may read; with `kind`, only one of that kind (the kind's own
+        path answers 404 for a workload of another)."""
         with self._db.read() as unit:
-            return self._readable(unit, caller, workload_id)
+            return self._readable(unit, caller, workload_id, kind)
 
     def get_with_position(self, caller: Principal, workload_id: str) -> tuple[Workload, int | None]:
         """The workload, and while it waits to be admitted its position in its project's
@@ -192,28 +220,40 @@ class WorkloadService:
             )
             return workload, unit.workloads.queue_position(workload) if waiting else None
 
-    def delete(self, caller: Principal, workload_id: str) -> None:
+    def delete(
+        self, caller: Principal, workload_id: str, kind: WorkloadKind | None = None
+    ) -> None:
         with self._db.write() as unit:
             workload = unit.workloads.get(workload_id, include_deleted=True)
-            if workload is None:
-                raise NotFound(f"no workload has the id {workload_id!r}")
+            if workload is None or (kind is not None and workload.kind is not kind):
+                raise NotFound(_no_such(workload_id, kind))
             access_of(unit, caller).check(Action.DELETE, Resource.WORKLOADS, scope_of(workload))
             if workload.desired_phase is DesiredPhase.DELETED:
                 return
             unit.workloads.set_desired_phase(workload_id, DesiredPhase.DELETED, self._clock())
         self._notify(workload_id)
 
-    def suspend(self, caller: Principal, workload_id: str) -> None:
-        self._set_desired(caller, workload_id, DesiredPhase.STOPPED)
+    def suspend(
+        self, caller: Principal, workload_id: str, kind: WorkloadKind | None = None
+    ) -> None:
+        self._set_desired(caller, workload_id, DesiredPhase.STOPPED, kind)
 
-    def resume(self, caller: Principal, workload_id: str) -> None:
-        self._set_desired(caller, workload_id, DesiredPhase.RUNNING)
+    def resume(
+        self, caller: Principal, workload_id: str, kind: WorkloadKind | None = None
+    ) -> None:
+        self._set_desired(caller, workload_id, DesiredPhase.RUNNING, kind)
 
-    def _set_desired(self, caller: Principal, workload_id: str, desired: DesiredPhase) -> None:
+    def _set_desired(
+        self,
+        caller: Principal,
+        workload_id: str,
+        desired: DesiredPhase,
+        kind: WorkloadKind | None,
+    ) -> None:
         with self._db.write() as unit:
             workload = unit.workloads.get(workload_id)
-            if workload is None:
-                raise NotFound(f"no workload has the id {workload_id!r}")
+            if workload is None or (kind is not None and workload.kind is not kind):
+                raise NotFound(_no_such(workload_id, kind))
             access_of(unit, caller).check(Action.UPDATE, Resource.WORKLOADS, scope_of(workload))
             if workload.desired_phase is DesiredPhase.DELETED:
                 raise Conflict(f"workload {workload.name!r} is being deleted")
@@ -309,12 +349,23 @@ class WorkloadService:
         end = query.offset + query.limit
         return PageOf(chosen[query.offset : end], end < len(chosen))
 
-    def _readable(self, unit: UnitOfWork, caller: Principal, workload_id: str) -> Workload:
+    def _readable(
+        self,
+        unit: UnitOfWork,
+        caller: Principal,
+        workload_id: str,
+        kind: WorkloadKind | None = None,
+    ) -> Workload:
         workload = unit.workloads.get(workload_id)
-        if workload is None:
-            raise NotFound(f"no workload has the id {workload_id!r}")
+        if workload is None or (kind is not None and workload.kind is not kind):
+            raise NotFound(_no_such(workload_id, kind))
         access_of(unit, caller).check(Action.READ, Resource.WORKLOADS, scope_of(workload))
         return workload
+
+
+def _no_such(workload_id: str, kind: WorkloadKind | None) -> str:
+    noun = "workload" if kind is None else TRAITS[kind].noun
+    return f"no {noun} has the id {workload_id!r}"
 
 
 def _readable(unit: UnitOfWork, caller: Principal, query: ListQuery) -> ListQuery | None:

@@ -150,6 +150,8 @@ workloads = Table(
     Column("phase_message", Text, nullable=False, server_default=""),
     Column("phase_updated_at", UtcDateTime, nullable=False),
     Column("framework", String(16), nullable=False),
+    # A distributed workload's framework; empty for a training or a workspace.
+    Column("kind", String(16), nullable=False, server_default="Distributed"),
     Column("category", String(255)),
     Column("priority_class", String(255), nullable=False),
     Column("priority", Integer, nullable=False),

@@ -22,7 +22,7 @@ from sqlalchemy import (
     false,
     func,
     insert,
-    literal,
+
     literal_column,
     not_,
     null,
@@ -37,6 +37,7 @@ from sqlalchemy.sql import Select, Update
 from lockstep.domain.clock import parse_moment
 from lockstep.domain.cluster import placement_from_json, placement_to_json
 from lockstep.domain.errors import Conflict, InvalidRequest
+from lockstep.domain.kinds import WorkloadKind
 from lockstep.domain.listing import Filter, ListQuery, Operator, SortOrder
 from lockstep.domain.phases import DesiredPhase, Phase
 from lockstep.domain.pod_security import PodSecurityLevel
@@ -54,15 +55,12 @@ from lockstep.domain.workload import (
 from lockstep.schemas.distributed import DistributedFramework
 from lockstep.store.tables import departments, events, phase_changes, pods, projects, workloads
 
-WORKLOAD_TYPE = "distributed"
-
-
 def _text(column: ColumnElement[Any]) -> ColumnElement[str]:
     return cast(column, String)
 
 
 _FIELDS: dict[str, tuple[ColumnElement[Any], str]] = {
-    "type": (literal(WORKLOAD_TYPE), "text"),
+    "type": (func.lower(workloads.c.kind), "folded"),
     "name": (workloads.c.name, "text"),
     "clusterId": (workloads.c.cluster_id, "text"),
     "projectId": (_text(workloads.c.project_id), "text"),
@@ -103,7 +101,9 @@ SORT_FIELDS = frozenset(_FIELDS)
 def _condition(item: Filter) -> ColumnElement[bool]:
     column, kind = _FIELDS[item.field]
     value: Any = item.value
-    if kind == "time":
+    if kind == "folded":  # compared in any letter case: type==Training, type==training
+        value = item.value.lower()
+    elif kind == "time":
         try:
             value = parse_moment(item.value)
         except ValueError as error:
@@ -200,7 +200,7 @@ _WORKLOAD_FIELDS = (
     "framework", "request", "priority_class", "priority", "category", "allocated_gpus",
     "deleted_at", "completed_at", "running_pods", "namespace", "project_name",
     "department_name", "parked", "auto_delete_at", "placement", "pod_security_level",
-    "pending_messages",
+    "pending_messages", "kind",
 )  # fmt: skip
 _POSITIONS = {column.key: index for index, column in enumerate(_JOINED.selected_columns)}
 _workload_values = operator.itemgetter(*(_POSITIONS[name] for name in _WORKLOAD_FIELDS))
@@ -214,7 +214,7 @@ def _workload(row: Row[Any]) -> Workload:
         framework, request, priority_class, priority, category, allocated_gpus,
         deleted_at, completed_at, running_pods, namespace, project_name,
         department_name, parked, auto_delete_at, placement, pod_security_level,
-        pending_messages,
+        pending_messages, kind,
     ) = _workload_values(row)  # fmt: skip
     return Workload(
         id=workload_id,
@@ -229,7 +229,8 @@ def _workload(row: Row[Any]) -> Workload:
         actual_phase=Phase(actual_phase),
         phase_message=phase_message,
         phase_updated_at=phase_updated_at,
-        framework=DistributedFramework(framework),
+        framework=DistributedFramework(framework) if framework else None,
+        kind=WorkloadKind(kind),
         request=orjson.loads(request),
         priority_class=priority_class,
         priority=priority,
@@ -370,7 +371,8 @@ class WorkloadRepository:
             "actual_phase": workload.actual_phase.value,
             "phase_message": workload.phase_message,
             "phase_updated_at": workload.phase_updated_at,
-            "framework": workload.framework.value,
+            "framework": "" if workload.framework is None else workload.framework.value,
+            "kind": workload.kind.value,
             "category": workload.category,
             "priority_class": workload.priority_class,
             "priority": workload.priority,

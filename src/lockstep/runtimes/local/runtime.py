@@ -16,7 +16,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -141,7 +141,7 @@ class LocalRuntime:
                 self._prepare_mpi(workload.id, plan)
             for replica in (
                 (*plan.workers, plan.leader)
-                if plan.leader.role is not Role.WORKER
+                if plan.leader.role is not Role.WORKER and not plan.is_single_pod
                 else plan.replicas
             ):
                 files = self._files(workload.id, replica.pod_name)
@@ -154,6 +154,13 @@ class LocalRuntime:
                     assignment = Assignment(self._nodes[0].name)
                 elif replica.pod_name in placement:
                     assignment = placement[replica.pod_name]
+                elif plan.is_single_pod:
+                    # A training's later completion: where the one `parallelism` before it
+                    # ran, once that one has succeeded.
+                    before = plan.replicas[replica.index - plan.parallelism]
+                    if not self._succeeded(workload.id, before.pod_name):
+                        continue
+                    assignment = placement[plan.replicas[replica.index % plan.parallelism].pod_name]
                 else:
                     continue  # an elastic workload's pod waiting for room
                 state = PodState(
@@ -177,6 +184,13 @@ class LocalRuntime:
                 files.write_state(state.evolve(waiting=hold))
                 if not hold:
                     self._spawn(workload.id, files, state, launch)
+
+    def _succeeded(self, workload_id: str, pod_name: str) -> bool:
+        files = self._files(workload_id, pod_name)
+        if not files.state.exists():
+            return False
+        status = self._status(files)
+        return status is not None and status.phase is PodPhase.SUCCEEDED
 
     def _holds_leader(self, workload_id: str, plan: ReplicaPlan) -> bool:
         """Whether the leader must wait: an MPI launcher with WaitForWorkersReady while a
@@ -216,9 +230,13 @@ class LocalRuntime:
                     statuses.append(status)
             return statuses
 
-    def restart(self, workload: Workload, plan: ReplicaPlan) -> None:
+    def restart(
+        self, workload: Workload, plan: ReplicaPlan, only: Collection[str] | None = None
+    ) -> None:
         with self._lock:
             for replica in plan.replicas:
+                if only is not None and replica.pod_name not in only:
+                    continue
                 files = self._files(workload.id, replica.pod_name)
                 state = files.read_state()
                 if self._alive(state) or not files.launch.exists():

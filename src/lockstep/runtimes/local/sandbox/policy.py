@@ -58,7 +58,8 @@ from lockstep.runtimes.local.sandbox.probe import Sandboxing, gpu_device_nodes, 
 from lockstep.runtimes.local.state import HOSTS_FILE
 from lockstep.runtimes.local.volumes import s3_mount
 from lockstep.runtimes.local.volumes.prepare import Places, mount_of
-from lockstep.schemas.distributed import DistributedCreationRequest, PodSpec
+from lockstep.schemas.distributed import PodSpec
+from lockstep.schemas.single_pod import CreationRequest
 
 SECCOMP_FD = 4
 """The descriptor on which a pod's bwrap reads its seccomp filter."""
@@ -438,14 +439,13 @@ def _may_enter(directory: Path, identity: Identity) -> bool:
 
 
 def unknown_data_volumes(
-    request: DistributedCreationRequest, data_volumes: Mapping[str, Path]
+    request: CreationRequest, data_volumes: Mapping[str, Path]
 ) -> list[Violation]:
     """The data volumes a request mounts that no administrator registered on this machine
     (checked when it is submitted, so that it is refused rather than failing later)."""
     found: list[Violation] = []
-    specs = (("spec", request.spec), ("masterSpec", request.master_spec))
-    for where, pod in specs:
-        storage = None if pod is None else pod.storage
+    for where, pod in request.pod_specs():
+        storage = pod.storage
         for i, volume in enumerate((storage.data_volume if storage else None) or ()):
             if volume.exclude or volume.id is None or str(volume.id) in data_volumes:
                 continue
