@@ -24,7 +24,7 @@ import statistics
 import tempfile
 import time
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 from pathlib import Path
@@ -73,7 +73,9 @@ class SchedulingOnly:
     def observe(self, workload_id: str) -> list[PodStatus]:
         return []
 
-    def restart(self, workload: Workload, plan: ReplicaPlan) -> None:
+    def restart(
+        self, workload: Workload, plan: ReplicaPlan, only: Collection[str] | None = None
+    ) -> None:
         return None
 
     def log_tail(self, workload_id: str, pod_name: str, *, lines: int) -> list[str]:

@@ -93,10 +93,11 @@ def test_four_completions_two_at_a_time(live_server: LiveServer, tmp_path: Path)
     pods = _pods(api, created["workloadId"])
     assert sorted(p["name"] for p in pods) == ["sweep-0", "sweep-1", "sweep-2", "sweep-3"]
     assert {p["k8sPhase"] for p in pods} == {"Succeeded"}
-    spans = [
-        (float((shared_dir / f"start-{i}").read_text()), float((shared_dir / f"end-{i}").read_text()))
-        for i in range(4)
-    ]
+
+    def moment(name: str) -> float:
+        return float((shared_dir / name).read_text())
+
+    spans = [(moment(f"start-{i}"), moment(f"end-{i}")) for i in range(4)]
     for start, _ in spans:
         running = sum(1 for s, e in spans if s <= start < e)
         assert running <= 2, spans

@@ -17,13 +17,13 @@ from lockstep.api.calls import Calls
 from lockstep.api.deps import Services, no_nul_in_url
 from lockstep.api.routes import (
     claims,
-    workload_kinds,
     health,
     node_pools,
     pod_logs,
     scheduling,
     tokens,
     values,
+    workload_kinds,
     workloads,
 )
 from lockstep.api.routes import organization as organization_routes

@@ -17,13 +17,13 @@ from pydantic import ValidationError
 
 from lockstep.domain.clock import iso
 from lockstep.domain.cluster import NodeUse
+from lockstep.domain.kinds import TRAITS, WorkloadKind
 from lockstep.domain.organization import Cluster, Department, Project
 from lockstep.domain.phases import Phase
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.values import ConfigMap, Secret
-from lockstep.domain.kinds import TRAITS, WorkloadKind
 from lockstep.domain.workload import SPEC_MODELS, Event, PhaseChange, Pod, Workload
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.pod_launch import environment_for_image

@@ -17,6 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
+from lockstep.domain.kinds import WorkloadKind
 from lockstep.schemas.distributed import (
     DEFAULT_BACKOFF_LIMIT,
     DEFAULT_SLOTS_PER_WORKER,
@@ -27,7 +28,6 @@ from lockstep.schemas.distributed import (
     PodSpec,
     WorkerSpec,
 )
-from lockstep.domain.kinds import WorkloadKind
 from lockstep.schemas.pod import RestartPolicy
 from lockstep.schemas.single_pod import TrainingSpec
 

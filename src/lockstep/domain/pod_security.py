@@ -29,8 +29,8 @@ from pathlib import PurePosixPath
 
 from lockstep.domain.errors import Violation
 from lockstep.schemas.distributed import PodSpec
-from lockstep.schemas.single_pod import CreationRequest
 from lockstep.schemas.security import PodSecurityLevel, SeccompProfileType
+from lockstep.schemas.single_pod import CreationRequest
 
 __all__ = [
     "BASELINE_CAPABILITIES",

@@ -1,9 +1,9 @@
 """The semantic rules of a creation request (distributed, training, workspace), beyond what
 the schema states.
 
-`check_request` and `check_single_pod_request` return every violation at once, each naming the field (camelCase path) and
-the rule, so a user fixes a request in one round trip. Pure: the service adds the rules that
-need the store (known project and cluster, free name).
+`check_request` and `check_single_pod_request` return every violation at once, each naming
+the field (camelCase path) and the rule, so a user fixes a request in one round trip. Pure:
+the service adds the rules that need the store (known project and cluster, free name).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ from lockstep.schemas.distributed import (
     pod_wire,
 )
 from lockstep.schemas.pod import MatchExpressionOperator, RestartPolicy, TolerationOperator
-from lockstep.schemas.single_pod import TrainingCreationRequest, WorkspaceCreationRequest
 from lockstep.schemas.security import Security
+from lockstep.schemas.single_pod import TrainingCreationRequest, WorkspaceCreationRequest
 from lockstep.schemas.storage import Storage
 
 NAME_SUFFIX_LENGTH = 6
@@ -87,9 +87,7 @@ def check_single_pod_request(
         return violations
     if not spec.image:
         violations.append(Violation("spec.image", "required"))
-    if spec.restart_policy is RestartPolicy.ALWAYS and isinstance(
-        request, TrainingCreationRequest
-    ):
+    if spec.restart_policy is RestartPolicy.ALWAYS and isinstance(request, TrainingCreationRequest):
         violations.append(
             Violation(
                 "spec.restartPolicy",

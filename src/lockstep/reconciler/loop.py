@@ -315,11 +315,14 @@ class Reconciler:
 
     def _observe(self, workload: Workload, plan: ReplicaPlan) -> WorkloadUpdate:
         statuses = self._runtime.observe(workload.id)
-        if plan.is_single_pod and len(statuses) < len(plan.replicas):
-            # A training's later completions start as the ones before them succeed.
-            if any(s.phase is PodPhase.SUCCEEDED for s in statuses):
-                self._runtime.start(workload, plan, workload.placement)
-                statuses = self._runtime.observe(workload.id)
+        # A training's later completions start as the ones before them succeed.
+        if (
+            plan.is_single_pod
+            and len(statuses) < len(plan.replicas)
+            and any(s.phase is PodPhase.SUCCEEDED for s in statuses)
+        ):
+            self._runtime.start(workload, plan, workload.placement)
+            statuses = self._runtime.observe(workload.id)
         if any(s.phase is PodPhase.PENDING for s in statuses):
             # Pods held back until the gang is ready (an MPI launcher waiting for its workers).
             self._runtime.start(workload, plan, workload.placement)

@@ -7,7 +7,7 @@ and returns exactly what `start` would run (it is also the dry run).
 
 from __future__ import annotations
 
-from collections.abc import Collection, AsyncIterator, Mapping, Sequence
+from collections.abc import AsyncIterator, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol

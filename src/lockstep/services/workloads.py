@@ -19,11 +19,11 @@ from lockstep.auth.tokens import Principal
 from lockstep.domain import pod_security
 from lockstep.domain.clock import Clock, iso
 from lockstep.domain.errors import Conflict, InvalidRequest, NotFound, Violation
+from lockstep.domain.kinds import TRAITS, WorkloadKind
 from lockstep.domain.listing import ListQuery, SortOrder, matches
 from lockstep.domain.organization import Project
 from lockstep.domain.phases import DesiredPhase, Phase
 from lockstep.domain.pod_security import AllowedHostPath
-from lockstep.domain.kinds import TRAITS, WorkloadKind
 from lockstep.domain.priorities import priority_of
 from lockstep.domain.rules import check_request, check_single_pod_request
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
@@ -220,9 +220,7 @@ class WorkloadService:
             )
             return workload, unit.workloads.queue_position(workload) if waiting else None
 
-    def delete(
-        self, caller: Principal, workload_id: str, kind: WorkloadKind | None = None
-    ) -> None:
+    def delete(self, caller: Principal, workload_id: str, kind: WorkloadKind | None = None) -> None:
         with self._db.write() as unit:
             workload = unit.workloads.get(workload_id, include_deleted=True)
             if workload is None or (kind is not None and workload.kind is not kind):
@@ -238,9 +236,7 @@ class WorkloadService:
     ) -> None:
         self._set_desired(caller, workload_id, DesiredPhase.STOPPED, kind)
 
-    def resume(
-        self, caller: Principal, workload_id: str, kind: WorkloadKind | None = None
-    ) -> None:
+    def resume(self, caller: Principal, workload_id: str, kind: WorkloadKind | None = None) -> None:
         self._set_desired(caller, workload_id, DesiredPhase.RUNNING, kind)
 
     def _set_desired(

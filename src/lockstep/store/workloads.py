@@ -22,7 +22,6 @@ from sqlalchemy import (
     false,
     func,
     insert,
-
     literal_column,
     not_,
     null,
@@ -54,6 +53,7 @@ from lockstep.domain.workload import (
 )
 from lockstep.schemas.distributed import DistributedFramework
 from lockstep.store.tables import departments, events, phase_changes, pods, projects, workloads
+
 
 def _text(column: ColumnElement[Any]) -> ColumnElement[str]:
     return cast(column, String)

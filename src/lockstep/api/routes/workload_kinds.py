@@ -73,9 +73,7 @@ def router_for(kind: WorkloadKind) -> APIRouter:
         return json_response(views.workload_body(workload))
 
     @router.delete("/{workloadId}", status_code=202, name=f"delete_{traits.path}")
-    async def delete(
-        workload_id: WorkloadId, caller: CallerDep, services: ServicesDep
-    ) -> Response:
+    async def delete(workload_id: WorkloadId, caller: CallerDep, services: ServicesDep) -> Response:
         await services.calls.store(services.workloads.delete, caller, str(workload_id), kind)
         return json_response(ACCEPTED, 202)
 
@@ -87,9 +85,7 @@ def router_for(kind: WorkloadKind) -> APIRouter:
         return json_response(ACCEPTED, 202)
 
     @router.post("/{workloadId}/resume", status_code=202, name=f"resume_{traits.path}")
-    async def resume(
-        workload_id: WorkloadId, caller: CallerDep, services: ServicesDep
-    ) -> Response:
+    async def resume(workload_id: WorkloadId, caller: CallerDep, services: ServicesDep) -> Response:
         await services.calls.store(services.workloads.resume, caller, str(workload_id), kind)
         return json_response(ACCEPTED, 202)
 

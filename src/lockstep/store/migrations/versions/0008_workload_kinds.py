@@ -27,8 +27,10 @@ def upgrade() -> None:
 def downgrade() -> None:
     """Trainings and workspaces cannot be told apart from distributed workloads without their
     kind: they are removed, with their pods, events and history."""
-    others = "SELECT id FROM workloads WHERE kind != 'Distributed'"
-    for table in ("pods", "events", "phase_changes"):
-        op.execute(f"DELETE FROM {table} WHERE workload_id IN ({others})")
+    workloads = sa.table("workloads", sa.column("id"), sa.column("kind"))
+    others = sa.select(workloads.c.id).where(workloads.c.kind != "Distributed")
+    for name in ("pods", "events", "phase_changes"):
+        table = sa.table(name, sa.column("workload_id"))
+        op.execute(sa.delete(table).where(table.c.workload_id.in_(others)))
     op.execute("DELETE FROM workloads WHERE kind != 'Distributed'")
     op.execute("ALTER TABLE workloads DROP COLUMN kind")
