@@ -13,7 +13,7 @@ from lockstep.config import Settings
 from tests.conftest import make_settings
 from tests.support.access import make_privileged
 from tests.support.api import Api
-from tests.support.requests import distributed
+from tests.support.requests import distributed, single_pod
 
 PATH = "/api/v1/workloads/distributed"
 EXAMPLES = Path(__file__).resolve().parents[1] / "reference" / "examples"
@@ -41,6 +41,17 @@ def test_the_local_dry_run_shows_each_pods_launch_and_stores_nothing(api: Api) -
     worker = launches["preview-worker-1"]
     assert worker["argv"][-2:] == ["-c", "print(1)"]
     assert worker["env"]["RANK"] == "2" and worker["env"]["WORLD_SIZE"] == "3"
+    assert api.get("/api/v1/workloads").json()["workloads"] == []
+
+
+def test_a_trainings_dry_run_shows_a_launch_per_completion(api: Api) -> None:
+    body = single_pod(api.cluster_id(), name="sweep", completions=3, parallelism=2)
+    rendered = api.post("/api/v1/workloads/trainings", params={"dryRun": "true"}, json=body)
+    assert rendered.status_code == 200, rendered.text
+    launches = {pod["podName"]: pod for pod in rendered.json()["pods"]}
+    assert sorted(launches) == ["sweep-0", "sweep-1", "sweep-2"]
+    assert launches["sweep-2"]["env"]["JOB_COMPLETION_INDEX"] == "2"
+    assert "RANK" not in launches["sweep-2"]["env"]
     assert api.get("/api/v1/workloads").json()["workloads"] == []
 
 
