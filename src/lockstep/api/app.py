@@ -15,11 +15,13 @@ from lockstep.api import errors
 from lockstep.api.body_size import BodySizeLimit
 from lockstep.api.calls import Calls
 from lockstep.api.deps import Services, no_nul_in_url
+from lockstep.api.http_metrics import HttpMetrics
 from lockstep.api.routes import (
     claims,
     health,
     node_pools,
     pod_logs,
+    prometheus,
     scheduling,
     tokens,
     values,
@@ -27,10 +29,12 @@ from lockstep.api.routes import (
     workloads,
 )
 from lockstep.api.routes import organization as organization_routes
+from lockstep.api.routes.prometheus import Exposition
 from lockstep.assembly import bootstrap, open_core
 from lockstep.config import RuntimeKind, SandboxMode, Settings
 from lockstep.domain.clock import Clock, utc_now
 from lockstep.domain.cluster import Node
+from lockstep.observability.instruments import Instruments
 from lockstep.reconciler.controller import Controller, ProcessController, ThreadController
 from lockstep.reconciler.queue import ORGANIZATION_CHANGED
 from lockstep.rendering import kubernetes_settings, organization_of, renderers
@@ -40,6 +44,7 @@ from lockstep.runtimes.local.log_reader import LocalLogReader
 from lockstep.runtimes.local.sandbox.policy import unknown_data_volumes
 from lockstep.runtimes.local.volumes.claims import Claims
 from lockstep.services.claims import ClaimService
+from lockstep.services.exported_gauges import StoreGauges
 from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
 from lockstep.services.organization import OrganizationService
@@ -60,6 +65,8 @@ def create_app(
     """The server. With `reconciler_process` the reconciler and the local runtime run in a
     child process (as `lockstep serve` runs them); otherwise on a thread of this process."""
     core = open_core(settings, clock=clock, group_commit=True)
+    instruments = Instruments()
+    core.database.on_commit = instruments.observe_commit
     created = bootstrap(core)
     if settings.runtime is RuntimeKind.KUBERNETES:
         parts = _on_a_cluster(core.database, settings, clock=clock)
@@ -68,7 +75,9 @@ def create_app(
         if reconciler_process:
             controller = ProcessController(settings)
         else:
-            controller = ThreadController(core.database, settings, clock=clock, runtime=runtime)
+            controller = ThreadController(
+                core.database, settings, clock=clock, runtime=runtime, instruments=instruments
+            )
         local_nodes = machine.nodes(settings.nodes)
         parts = _Parts(
             controller,
@@ -100,6 +109,7 @@ def create_app(
         dependencies=[Depends(no_nul_in_url)],
     )
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
+    app.add_middleware(HttpMetrics, instruments=instruments)
     app.state.services = Services(
         workloads=WorkloadService(
             core.database,
@@ -138,6 +148,7 @@ def create_app(
     )
     app.state.bootstrap = created
     app.state.settings = settings
+    app.state.exposition = Exposition(instruments, StoreGauges(core.database, parts.nodes))
     app.state.controller = controller
     app.state.readiness = health.Readiness(core.database.ping, controller.reconciler_runs)
     errors.install(app)
@@ -148,6 +159,7 @@ def create_app(
         pod_logs,
         organization_routes,
         node_pools,
+        prometheus,
         scheduling,
         values,
         claims,

@@ -12,10 +12,14 @@ import uvicorn
 from lockstep.api.app import create_app
 from lockstep.config import Settings
 from lockstep.logs import configure_logging
+from lockstep.observability.instruments import use_directory
 from lockstep.tuning import tune_garbage_collection
 
 log = logging.getLogger("lockstep")
 
+
+PROMETHEUS_DIRECTORY = "prometheus"
+"""Under the data dir: the instruments' shared files (emptied at each start)."""
 
 SECRET_VARIABLES = ("LOCKSTEP_BOOTSTRAP_CLIENT_SECRET",)
 """Read once into the settings, then wiped from lockstep's environment (see `wipe`)."""
@@ -37,6 +41,8 @@ def run_server(settings: Settings, *, access_log: bool) -> None:
     for name in SECRET_VARIABLES:
         wipe(name)
     configure_logging(settings)
+    # The API and the reconciler process share their instruments through this directory.
+    use_directory(settings.data_dir / PROMETHEUS_DIRECTORY, fresh=True)
     app = create_app(settings, reconciler_process=True)
     created = app.state.bootstrap
     if created is not None:

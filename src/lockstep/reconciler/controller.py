@@ -22,6 +22,7 @@ from lockstep.auth.sealing import Sealer
 from lockstep.config import Settings
 from lockstep.domain.clock import Clock
 from lockstep.domain.values import ProjectValues
+from lockstep.observability.instruments import Instruments, forget_process
 from lockstep.reconciler.loop import Reconciler, ReconcilerSettings
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import Runtime
@@ -65,6 +66,7 @@ class ThreadController:
         *,
         clock: Clock,
         runtime: Runtime | None = None,
+        instruments: Instruments | None = None,
     ) -> None:
         self.queue = WorkQueue()
         self.runtime = runtime or LocalRuntime(
@@ -90,6 +92,7 @@ class ThreadController:
                 else None,
                 usage_half_life_seconds=settings.fair_share_half_life_seconds,
             ),
+            instruments=instruments,
         )
 
     def start(self) -> None:
@@ -153,6 +156,7 @@ class ProcessController:
             process = self._process
             assert process is not None
             code = process.wait()
+            forget_process(process.pid)
             if self._stopping:
                 return
             log.error("the reconciler process exited with %s; restarting it", code)
@@ -236,7 +240,9 @@ def main() -> None:
     database = Database(
         settings.resolved_database_url, sealer=Sealer.from_file(settings.sealing_key_path)
     )
-    controller = ThreadController(database, settings, clock=utc_now)
+    instruments = Instruments()  # shared with the API through the directory it inherited
+    database.on_commit = instruments.observe_commit
+    controller = ThreadController(database, settings, clock=utc_now, instruments=instruments)
     reader = threading.Thread(
         target=_serve_notifications,
         args=(int(os.environ[NOTIFY_FD]), controller.queue),

@@ -24,6 +24,7 @@ from lockstep.domain.phases import DesiredPhase, Phase, can_transition, check_tr
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.workload import EventType, PendingMessage, PodPhase, Workload, WorkloadUpdate
+from lockstep.observability.instruments import Instruments
 from lockstep.reconciler.observed import Recorder
 from lockstep.reconciler.outcome import gang_restarts, outcome, restart_backoff
 from lockstep.reconciler.passes import decide_all, write
@@ -88,13 +89,16 @@ class Reconciler:
         queue: WorkQueue,
         settings: ReconcilerSettings | None = None,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        instruments: Instruments | None = None,
     ) -> None:
+        """`instruments`: times passes and scheduling cycles, and counts pods (/metrics)."""
         self._db = database
         self._runtime = runtime
         self._clock = clock
         self._queue = queue
         self._settings = settings or ReconcilerSettings()
-        self._recorder = Recorder(clock=clock, new_id=new_id)
+        self._instruments = instruments
+        self._recorder = Recorder(clock=clock, new_id=new_id, instruments=instruments)
         self._thread: threading.Thread | None = None
         self._schedule_needed = True
         self._plans: dict[str, ReplicaPlan] = {}
@@ -181,15 +185,23 @@ class Reconciler:
         if ORGANIZATION_CHANGED in keys:
             keys = set(keys) - {ORGANIZATION_CHANGED}
             self._schedule_needed = True
+        began = time.perf_counter()
+        if self._instruments is not None:
+            self._instruments.queue_depth.set(len(keys))
         changes = decide_all(self._db, self._queue, keys, self._decide)
         self._write(changes)
+        if self._instruments is not None:
+            self._instruments.reconcile_pass.observe(time.perf_counter() - began)
         if self._schedule_needed:
             self._schedule_needed = False
+            began = time.perf_counter()
             try:
                 self._write(self.schedule())
             except Exception:
                 log.exception("the scheduling cycle failed; retrying")
                 self._schedule_needed = True
+            if self._instruments is not None:
+                self._instruments.scheduling_cycle.observe(time.perf_counter() - began)
 
     def reconcile(self, workload: Workload) -> tuple[Workload, WorkloadUpdate] | None:
         """Act on one workload through the runtime; return what to write about it, if anything."""

@@ -10,15 +10,24 @@ from collections.abc import Callable, Sequence
 
 from lockstep.domain.clock import Clock
 from lockstep.domain.workload import Event, EventType, Pod, PodPhase, Workload
+from lockstep.observability.instruments import Instruments
 from lockstep.runtimes.base import OOM_KILLED, PodStatus
 
 
 class Recorder:
     """Makes the pod records and events of one observation, with ids and times of its own."""
 
-    def __init__(self, *, clock: Clock, new_id: Callable[[], str]) -> None:
+    def __init__(
+        self,
+        *,
+        clock: Clock,
+        new_id: Callable[[], str],
+        instruments: Instruments | None = None,
+    ) -> None:
+        """`instruments`: counts the pods that start and those that fail."""
         self._clock = clock
         self._new_id = new_id
+        self._instruments = instruments
 
     def pod_changes(
         self, workload: Workload, statuses: Sequence[PodStatus], known: dict[str, Pod]
@@ -68,6 +77,7 @@ class Recorder:
                     )
                 )
             started_now = pod.started_at is not None and (before is None or not before.started_at)
+            self._count(before, pod, started_now=started_now)
             if status.unapplied and started_now:
                 events.append(
                     self.event(
@@ -115,6 +125,17 @@ class Recorder:
         }
         reason, kind, message = reasons[pod.phase]
         return self.event(workload, reason, message, type=kind, kind="Pod", name=pod.name)
+
+    def _count(self, before: Pod | None, pod: Pod, *, started_now: bool) -> None:
+        if self._instruments is None:
+            return
+        if started_now or (before is not None and pod.restarts > before.restarts):
+            self._instruments.pods_started.inc()
+        failed_now = pod.phase is PodPhase.FAILED and (
+            before is None or before.phase is not PodPhase.FAILED or pod.restarts > before.restarts
+        )
+        if failed_now:
+            self._instruments.pods_failed.inc()
 
     def event(
         self,

@@ -9,11 +9,12 @@ from dataclasses import dataclass
 from lockstep.auth.credentials import generate_secret, hash_secret, verify_secret
 from lockstep.auth.tokens import IssuedToken, Principal, TokenAuthority
 from lockstep.domain.clock import Clock
-from lockstep.domain.errors import NotFound, Unauthenticated
+from lockstep.domain.errors import Forbidden, NotFound, Unauthenticated
 from lockstep.domain.identity import AccessRule, Application, Role, ScopeType, SubjectType
 from lockstep.domain.node_pools import DEFAULT_POOL
 from lockstep.domain.quotas import unbounded_resources
 from lockstep.schemas.tokens import TokenRequest
+from lockstep.services.access import access_of
 from lockstep.services.token_requests import checked
 from lockstep.store.database import Database, UnitOfWork
 
@@ -40,15 +41,24 @@ class IdentityService:
 
     def issue_token(self, request: TokenRequest) -> IssuedToken:
         credentials = checked(request)
-        with self._db.read() as unit:
-            application = unit.identity.application(credentials.client_id)
-        if application is None or not verify_secret(
-            credentials.client_secret, application.secret_hash
-        ):
-            raise Unauthenticated("the client id or secret is not valid")
         return self._tokens.issue(
-            Principal(SubjectType.APP, application.client_id, application.client_id)
+            self.authenticate(credentials.client_id, credentials.client_secret)
         )
+
+    def authenticate(self, client_id: str, client_secret: str) -> Principal:
+        """The application these credentials are, or `Unauthenticated`."""
+        with self._db.read() as unit:
+            application = unit.identity.application(client_id)
+        if application is None or not verify_secret(client_secret, application.secret_hash):
+            raise Unauthenticated("the client id or secret is not valid")
+        return Principal(SubjectType.APP, application.client_id, application.client_id)
+
+    def check_system_wide(self, caller: Principal) -> None:
+        """`Forbidden` unless the caller's access rules cover the whole system (what
+        /metrics tells spans every project)."""
+        with self._db.read() as unit:
+            if not access_of(unit, caller).is_system_wide:
+                raise Forbidden("you may not read lockstep's metrics: a system-wide role is needed")
 
     def bootstrap(
         self, *, client_id: str | None, client_secret: str | None

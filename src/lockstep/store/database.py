@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -111,6 +112,9 @@ class Database:
         its values raises `SealingMissing` (everything else works)."""
         self.url = normalize_url(url)
         self._sealer = sealer
+        self.on_commit: Callable[[float, bool], None] | None = None
+        """Told each write transaction's duration (seconds, from its start to its commit) and
+        whether it was durable: for /metrics."""
         parsed = make_url(self.url)
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
         self._write_lock = threading.Lock() if self.is_sqlite else None
@@ -165,6 +169,7 @@ class Database:
         lock = self._write_lock
         if lock is not None:
             lock.acquire()
+        began = time.perf_counter()
         try:
             with self._translated(), self.engine.connect() as connection:
                 with connection.begin():
@@ -176,6 +181,8 @@ class Database:
                     yield UnitOfWork(connection, self._sealer)
                 if durable and self._syncer is not None:
                     self._syncer.note_commit()
+            if self.on_commit is not None:
+                self.on_commit(time.perf_counter() - began, durable)
         finally:
             if lock is not None:
                 lock.release()
