@@ -9,13 +9,15 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from lockstep.domain.kinds import TRAITS, WorkloadKind
 from lockstep.domain.phases import DesiredPhase, Phase
 from lockstep.domain.priorities import priority_of
-from lockstep.domain.rules import check_request
+from lockstep.domain.rules import check_request, check_single_pod_request
 from lockstep.domain.workload import Workload
 from lockstep.runtimes.kubernetes.render import render
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings, SchedulerKind
 from lockstep.schemas.distributed import DistributedCreationRequest, DistributedFramework
+from lockstep.schemas.single_pod import TrainingCreationRequest, WorkspaceCreationRequest
 from tests.unit.specs import request_body
 
 WORKLOAD_ID = "6f1c1f0e-8a5e-4c1b-9d7e-2f0a7d1b3c4e"
@@ -69,6 +71,57 @@ def workload_of(
         priority=priority_of(priority_class),
         namespace=namespace,
         project_name=project_name,
+    )
+
+
+SINGLE_POD_REQUESTS: dict[
+    WorkloadKind, type[TrainingCreationRequest | WorkspaceCreationRequest]
+] = {
+    WorkloadKind.TRAINING: TrainingCreationRequest,
+    WorkloadKind.WORKSPACE: WorkspaceCreationRequest,
+}
+
+
+def single_pod_workload_of(
+    kind: WorkloadKind,
+    spec: Mapping[str, Any] | None = None,
+    *,
+    name: str = "solo",
+    desired: DesiredPhase = DesiredPhase.RUNNING,
+) -> Workload:
+    """The training or workspace the service would store for a valid `spec` (over a minimal
+    one: an image and a command)."""
+    body = {
+        "name": name,
+        "projectId": "1",
+        "clusterId": "71f69d83-ba66-4822-adf5-55ce55efd210",
+        "spec": {"image": "python:3.11", "command": "python", "args": "-c pass", **(spec or {})},
+    }
+    request = SINGLE_POD_REQUESTS[kind].model_validate_json(json.dumps(body))
+    violations = check_single_pod_request(request)
+    assert not violations, violations
+    assert request.spec is not None
+    priority_class = request.spec.priority_class or TRAITS[kind].default_priority_class
+    return Workload(
+        id=WORKLOAD_ID,
+        name=name,
+        requested_name=name,
+        project_id="7",
+        department_id="1",
+        cluster_id=str(request.cluster_id),
+        created_by="alice",
+        created_at=NOW,
+        desired_phase=desired,
+        actual_phase=Phase.CREATING,
+        phase_message="",
+        phase_updated_at=NOW,
+        framework=None,
+        request={"spec": request.to_wire()["spec"]},
+        priority_class=priority_class,
+        priority=priority_of(priority_class),
+        namespace="runai-team-a",
+        project_name="team-a",
+        kind=kind,
     )
 
 

@@ -48,6 +48,8 @@ BUILT_IN = {
     ("v1", "PodTemplate"),
     ("v1", "Namespace"),
     ("networking.k8s.io/v1", "Ingress"),
+    ("batch/v1", "Job"),
+    ("apps/v1", "StatefulSet"),
 }
 
 VOLCANO_POD_GROUP: dict[str, Any] = {
@@ -342,7 +344,9 @@ def object_errors(manifest: Mapping[str, Any], manifests: Sequence[Mapping[str, 
     if not name_ok:
         errors.append(f"{where}: name")
     if manifest["kind"] == "Service":
-        ports = manifest["spec"]["ports"]
+        ports = manifest["spec"].get("ports") or []
+        if not ports and manifest["spec"].get("clusterIP") != "None":
+            errors.append(f"{where}: ports are required unless the Service is headless")
         names = [p.get("name") for p in ports]
         if len(ports) > 1 and (None in names or len(set(names)) != len(names)):
             errors.append(f"{where}: ports need unique names")
@@ -353,7 +357,7 @@ def object_errors(manifest: Mapping[str, Any], manifests: Sequence[Mapping[str, 
             errors.append(f"{where}: nodePort on a ClusterIP Service")
     if manifest["kind"] == "Ingress":
         services = {
-            m["metadata"]["name"]: {p["port"] for p in m["spec"]["ports"]}
+            m["metadata"]["name"]: {p["port"] for p in m["spec"].get("ports") or []}
             for m in manifests
             if m["kind"] == "Service"
         }

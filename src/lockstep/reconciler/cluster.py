@@ -3,11 +3,14 @@ hold what it should (the rendered manifests, applied; the job suspended or not; 
 removed once deleted) and write back what the cluster reports (phase, pods, events).
 
 Unlike the local loop, lockstep neither places nor restarts pods here: the cluster's
-scheduler (KAI Scheduler, Volcano) gangs and places them, the Kubeflow operator restarts
-them and decides when the job has failed or succeeded. Level-triggered like the local loop:
-a pass reads the workload and the cluster afresh, so a missed wake-up is harmless. Watches
-of the jobs and pods only say which workload to look at again (see watches.py); a periodic
-resync covers the rest.
+scheduler (KAI Scheduler, Volcano) gangs and places them, the Kubeflow operator (a training's:
+the Job controller) restarts them and decides when the job has failed or succeeded. A
+workspace's StatefulSet restarts its pod whatever its restart policy: once the pod's end
+means the workspace has ended, the loop scales the StatefulSet to none.
+
+Level-triggered like the local loop: a pass reads the workload and the cluster afresh, so a
+missed wake-up is harmless. Watches of the jobs and pods only say which workload to look at
+again (see watches.py); a periodic resync covers the rest.
 
 The organisation's scheduler queues (runtimes/kubernetes/queues.py) are kept in step here too:
 at start, at every resync, when the key `QUEUES_KEY` is queued (what changes a project or a
@@ -56,7 +59,7 @@ from lockstep.runtimes.kubernetes.identity import (
     namespace_manifest,
     namespace_of,
 )
-from lockstep.runtimes.kubernetes.kinds import JOB_KINDS
+from lockstep.runtimes.kubernetes.kinds import ObjectKind, ScaledKind, object_kind_of
 from lockstep.runtimes.kubernetes.queues import (
     QUEUE_KIND,
     manages_queues,
@@ -67,7 +70,7 @@ from lockstep.runtimes.kubernetes.queues import (
 from lockstep.runtimes.kubernetes.render import render
 from lockstep.runtimes.kubernetes.scheduling import queue_of
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings
-from lockstep.runtimes.kubernetes.status import event, job_state, pod_status
+from lockstep.runtimes.kubernetes.status import event, pod_status, workload_state
 from lockstep.runtimes.kubernetes.watches import Watches
 from lockstep.store.change_feed import ChangeFeed
 from lockstep.store.database import Database
@@ -253,10 +256,10 @@ class ClusterReconciler:
     def _ensure_applied(self, workload: Workload) -> dict[str, Any] | None:
         """Apply the rendered manifests when the job is missing or its suspension differs
         from what the user wants; the job as the cluster holds it afterwards."""
-        kind = JOB_KINDS[workload.framework]
+        kind = object_kind_of(workload)
         job = self._cluster.get(kind.api_version, kind.kind, namespace_of(workload), workload.name)
         stopped = workload.desired_phase is DesiredPhase.STOPPED
-        if job is not None and _suspended(job) == stopped:
+        if job is not None and kind.is_suspended(job) == stopped:
             return job  # rendered only when something is to be applied
         manifests = render(workload, workload.plan(), self._settings)
         wanted = next(m for m in manifests if m["kind"] == kind.kind)
@@ -290,7 +293,9 @@ class ClusterReconciler:
             "v1", "Pod", namespace, labels={WORKLOAD_ID: workload.id}
         )
         statuses = [pod_status(pod) for pod in pod_objects]
-        state = job_state(job, statuses)
+        state = workload_state(workload.plan(), job, pod_objects)
+        if state.phase.is_terminal and job is not None:
+            self._end(object_kind_of(workload), job)
         target = state.phase
         if workload.desired_phase is DesiredPhase.STOPPED and not target.is_terminal:
             target = Phase.STOPPED if target is Phase.STOPPED else Phase.STOPPING
@@ -309,6 +314,19 @@ class ClusterReconciler:
         if change.phase is not None and change.phase != target:
             self._queue.add(workload.id)  # more steps to go
         return change
+
+    def _end(self, kind: ObjectKind, owner: dict[str, Any]) -> None:
+        """Keep a kind whose pods restart whatever they end with (a StatefulSet's) from
+        running them again once the workload has ended."""
+        if isinstance(kind, ScaledKind) and not kind.is_suspended(owner):
+            metadata = owner["metadata"]
+            self._cluster.patch(
+                kind.api_version,
+                kind.kind,
+                metadata.get("namespace"),
+                metadata["name"],
+                ScaledKind.SCALED_DOWN,
+            )
 
     def _towards(self, workload: Workload, target: Phase, message: str) -> WorkloadUpdate:
         """The next one or two steps from the workload's phase toward `target` (the cluster
@@ -374,7 +392,7 @@ class ClusterReconciler:
         ):
             change.phase, change.message = Phase.DELETING, "deleting the job and its pods"
         namespace = namespace_of(workload)
-        kind = JOB_KINDS[workload.framework]
+        kind = object_kind_of(workload)
         job_gone = not self._cluster.delete(kind.api_version, kind.kind, namespace, workload.name)
         labels = {WORKLOAD_ID: workload.id}
         for api_version, object_kind in OWNED_KINDS:
@@ -396,10 +414,6 @@ class ClusterReconciler:
 def _outlives_workload(manifest: dict[str, Any]) -> bool:
     labels = (manifest.get("metadata") or {}).get("labels") or {}
     return bool(labels.get(KEEP_ON_DELETE) == "true")
-
-
-def _suspended(job: dict[str, Any]) -> bool:
-    return bool(((job.get("spec") or {}).get("runPolicy") or {}).get("suspend"))
 
 
 class ClusterWork:

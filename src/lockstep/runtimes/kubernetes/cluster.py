@@ -67,8 +67,10 @@ RESOURCES: Mapping[str, Resource] = {
     # Gang scheduling: KAI (scheduling.run.ai) and Volcano (scheduling.volcano.sh) PodGroups.
     "PodGroup": Resource("podgroups"),
     "Queue": Resource("queues", namespaced=False),
-    # What the operators create, and what lockstep creates beside a job.
+    # What the operators create, what runs a training or workspace, and what lockstep
+    # creates beside a job.
     "Job": Resource("jobs"),
+    "StatefulSet": Resource("statefulsets"),
     "Pod": Resource("pods"),
     "Service": Resource("services"),
     "Ingress": Resource("ingresses"),

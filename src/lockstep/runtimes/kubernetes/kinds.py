@@ -1,34 +1,63 @@
-"""The table from distributed framework to Kubeflow job kind: API version, kind, where the
-replica specs go, the replica type of each role, and the container name the operator looks
-for (its default port and environment go to that container).
+"""The tables of what object runs each workload: a distributed workload's framework → its
+Kubeflow job kind (API version, kind, where the replica specs go, the replica type of each
+role, and the container name the operator looks for: its default port and environment go to
+that container); a training → a `batch/v1` Job, a workspace → an `apps/v1` StatefulSet.
 
-Read by `render` (the job object) and `pods` (the container name). Facts from the Training
-Operator v1.9 and mpi-operator v0.8 APIs.
+Read by `render` (the object), `pods` (the container name), the reconciler (what to get,
+suspend and delete) and the watches. Facts from the Training Operator v1.9 and mpi-operator
+v0.8 APIs, and Kubernetes 1.30's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, ClassVar
 
+from lockstep.domain.kinds import WorkloadKind
 from lockstep.domain.plan import Role
+from lockstep.domain.workload import Workload
 from lockstep.schemas.distributed import DistributedFramework
 
 
 @dataclass(frozen=True, slots=True)
-class JobKind:
-    """How the operator names and shapes one framework's job."""
+class ObjectKind:
+    """The object that runs a workload's pods, and the name of its pods' container."""
 
     api_version: str
     kind: str
+    container_name: str
+
+    def is_suspended(self, stored: dict[str, Any]) -> bool:
+        """Whether the object as stored runs no pods because lockstep stopped it."""
+        return bool((stored.get("spec") or {}).get("suspend"))
+
+
+@dataclass(frozen=True, slots=True)
+class ScaledKind(ObjectKind):
+    """A kind stopped by scaling it to no replicas (a StatefulSet: it has no `suspend`)."""
+
+    SCALED_DOWN: ClassVar[dict[str, Any]] = {"spec": {"replicas": 0}}
+
+    def is_suspended(self, stored: dict[str, Any]) -> bool:
+        return (stored.get("spec") or {}).get("replicas") == 0
+
+
+@dataclass(frozen=True, slots=True)
+class JobKind(ObjectKind):
+    """How the operator names and shapes one framework's job."""
+
     replica_specs_key: str
     """The `spec` key holding the replica specs (`pytorchReplicaSpecs`, …)."""
     replica_types: dict[Role, str]
-    """The replica type of each role of the plan (JAX: its coordinating worker-0 is a Worker)."""
-    container_name: str
-    """The container the operator gives its port and environment (and requires, for v1)."""
+    """The replica type of each role of the plan (JAX: its coordinating worker-0 is a Worker).
+    `container_name` is the container the operator gives its port and environment (and
+    requires, for v1)."""
     port_name: str | None
     port: int | None
     """The operator's default port on that container (mpi-operator has none: it uses ssh)."""
+
+    def is_suspended(self, stored: dict[str, Any]) -> bool:
+        return bool(((stored.get("spec") or {}).get("runPolicy") or {}).get("suspend"))
 
     @property
     def has_leader_type(self) -> bool:
@@ -84,3 +113,22 @@ JOB_KINDS: dict[DistributedFramework, JobKind] = {
         port=None,
     ),
 }
+
+SINGLE_POD_KINDS: dict[WorkloadKind, ObjectKind] = {
+    WorkloadKind.TRAINING: ObjectKind(
+        api_version="batch/v1", kind="Job", container_name="training"
+    ),
+    WorkloadKind.WORKSPACE: ScaledKind(
+        api_version="apps/v1", kind="StatefulSet", container_name="workspace"
+    ),
+}
+"""A training runs as an Indexed Job (its pods get JOB_COMPLETION_INDEX, as the local runtime
+gives them); a workspace as a StatefulSet of one pod, with a stable name and its headless
+Service."""
+
+
+def object_kind_of(workload: Workload) -> ObjectKind:
+    """The kind of the object that runs `workload` on the cluster."""
+    if workload.framework is None:
+        return SINGLE_POD_KINDS[workload.kind]
+    return JOB_KINDS[workload.framework]

@@ -20,7 +20,7 @@ from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.kubernetes.compute import pod_compute
 from lockstep.runtimes.kubernetes.environment import container_env
 from lockstep.runtimes.kubernetes.identity import ROLE, pod_selector, workload_labels
-from lockstep.runtimes.kubernetes.kinds import JobKind
+from lockstep.runtimes.kubernetes.kinds import ObjectKind
 from lockstep.runtimes.kubernetes.placement import placement
 from lockstep.runtimes.kubernetes.scheduling import Scheduling
 from lockstep.runtimes.kubernetes.security import restricted_container, security_contexts
@@ -116,7 +116,7 @@ def pod_metadata(
 
 
 def main_container(
-    spec: PodSpec, *, plan: ReplicaPlan, role: Role, kind: JobKind
+    spec: PodSpec, *, plan: ReplicaPlan, role: Role, kind: ObjectKind
 ) -> dict[str, Any]:
     """The container the operator wires (everything but resources, mounts and security)."""
     container: dict[str, Any] = {"name": kind.container_name, "image": spec.image or ""}
@@ -153,7 +153,7 @@ def pod_template(
     workload: Workload,
     plan: ReplicaPlan,
     role: Role,
-    kind: JobKind,
+    kind: ObjectKind,
     scheduling: Scheduling,
     settings: KubernetesSettings,
     role_label: bool = True,

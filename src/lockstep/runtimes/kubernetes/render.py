@@ -2,7 +2,8 @@
 manifest the Kubernetes runtime applies, in apply order.
 
 Pure (no client, no I/O): the runtime applies what this returns, and returns it unapplied as
-the dry run. The job is the framework's Kubeflow kind (`kinds`), one replica spec per replica
+the dry run. A training's and a workspace's manifests are `single_pod`'s. A distributed
+workload's job is the framework's Kubeflow kind (`kinds`), one replica spec per replica
 type, each with the pod template of the spec its pods run (`pods`); its runPolicy carries the
 backoff limit, the TTL after completion, the clean-pod policy, suspension (a stopped workload)
 and the scheduler's gang (`scheduling`).
@@ -23,6 +24,7 @@ from lockstep.runtimes.kubernetes.networking import Exposure, networking
 from lockstep.runtimes.kubernetes.pods import PodTemplate, pod_template
 from lockstep.runtimes.kubernetes.scheduling import Scheduling, scheduling_of
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings
+from lockstep.runtimes.kubernetes.single_pod import single_pod_manifests
 from lockstep.schemas.distributed import (
     DEFAULT_SSH_AUTH_MOUNT_PATH,
     DistributedFramework,
@@ -177,6 +179,8 @@ def render(workload: Workload, plan: ReplicaPlan, settings: KubernetesSettings) 
             f"the name {workload.name!r} must start with a letter on Kubernetes: the operators "
             "name the job's Services after it (DNS-1035)"
         )
+    if plan.framework is None:
+        return single_pod_manifests(workload, plan, settings)
     spec = worker_spec_of(workload)
     kind = JOB_KINDS[plan.framework]
     scheduling = scheduling_of(workload, plan, settings, spec=spec)

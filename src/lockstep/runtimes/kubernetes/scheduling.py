@@ -6,8 +6,10 @@ reads its top owner) and the pods, the PriorityClass KAI ships for lockstep's pr
 the preemptibility label; KAI's pod-grouper makes the PodGroup from the job and its
 `schedulingPolicy.minAvailable`. `volcano`: `schedulerName: volcano`, a PodGroup named after
 the job with the gang as minMember, and the pods annotated into it. `default`: nothing.
-Under every scheduler the job and pods carry lockstep's priority class, preemptibility and
-`terminateAfterPreemption` as labels.
+A training's Job and a workspace's StatefulSet are wired the same way (KAI's pod-grouper
+groups a Job's pods from the Job itself, each pod on its own as KAI schedules Jobs; under
+Volcano they join the PodGroup of `parallelism` pods). Under every scheduler the job and
+pods carry lockstep's priority class, preemptibility and `terminateAfterPreemption` as labels.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from lockstep.runtimes.kubernetes.settings import KubernetesSettings, SchedulerK
 from lockstep.schemas.distributed import (
     DistributedFramework,
     MpiLauncherCreationPolicy,
-    WorkerSpec,
+    PodSpec,
 )
 
 KAI_QUEUE = "kai.scheduler/queue"
@@ -85,7 +87,7 @@ def kai_priority_class(priority_class: str) -> str:
     return KAI_PRIORITY_CLASSES.get(priority_class, KAI_PRIORITY_CLASSES[TRAIN])
 
 
-def policy_labels(workload: Workload, spec: WorkerSpec) -> dict[str, str]:
+def policy_labels(workload: Workload, spec: PodSpec) -> dict[str, str]:
     """lockstep's priority and preemption choices, for every scheduler."""
     preemptible = is_preemptible(workload.priority_class, spec.preemptibility)
     labels = {
@@ -98,7 +100,7 @@ def policy_labels(workload: Workload, spec: WorkerSpec) -> dict[str, str]:
 
 
 def scheduling_of(
-    workload: Workload, plan: ReplicaPlan, settings: KubernetesSettings, *, spec: WorkerSpec
+    workload: Workload, plan: ReplicaPlan, settings: KubernetesSettings, *, spec: PodSpec
 ) -> Scheduling:
     """The scheduler wiring of `workload` on a cluster set up as `settings` says."""
     labels = policy_labels(workload, spec)

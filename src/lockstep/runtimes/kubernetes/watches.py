@@ -17,12 +17,17 @@ from collections.abc import Callable
 from lockstep.runtimes.kubernetes.cluster import Cluster, Manifest, WatchEventType
 from lockstep.runtimes.kubernetes.cluster_errors import ClusterError
 from lockstep.runtimes.kubernetes.identity import MANAGED_BY, MANAGER, WORKLOAD_ID
-from lockstep.runtimes.kubernetes.kinds import JOB_KINDS
+from lockstep.runtimes.kubernetes.kinds import JOB_KINDS, SINGLE_POD_KINDS
 
 log = logging.getLogger(__name__)
 
 LABELLED: tuple[tuple[str, str], ...] = (
-    *sorted({(kind.api_version, kind.kind) for kind in JOB_KINDS.values()}),
+    *sorted(
+        {
+            (kind.api_version, kind.kind)
+            for kind in (*JOB_KINDS.values(), *SINGLE_POD_KINDS.values())
+        }
+    ),
     ("v1", "Pod"),
 )
 """The kinds lockstep creates (and labels) whose changes can change a workload's phase or pods."""
