@@ -250,8 +250,12 @@ def test_a_workspace_runs_as_a_stateful_set_and_completes_when_its_pod_exits_0(
     restart_container(cluster, pod, exit_code=0)
     done = api.wait_for(workload_id, ["Completed"], timeout=20)
     assert done["phaseMessage"] == "lab-0 completed"
-    # Scaled to none, so the kubelet does not run the ended workspace again.
-    assert (cluster.get(*STATEFUL_SETS, NAMESPACE, "lab") or {})["spec"]["replicas"] == 0
+    # Scaled to none, so the kubelet does not run the ended workspace again; how it ended is
+    # kept on it, so that a lost write of the phase cannot run it again either.
+    ended = cluster.get(*STATEFUL_SETS, NAMESPACE, "lab") or {}
+    assert ended["spec"]["replicas"] == 0
+    assert ended["metadata"]["annotations"]["lockstep.io/ended-phase"] == "Completed"
+    assert ended["metadata"]["annotations"]["lockstep.io/ended-message"] == "lab-0 completed"
 
 
 def test_a_workspace_whose_pod_exits_otherwise_fails_naming_the_exit_code(

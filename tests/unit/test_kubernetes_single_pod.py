@@ -337,6 +337,16 @@ def test_a_workspaces_phase_comes_from_how_its_pod_ended_under_its_restart_polic
     assert (state.phase, state.message) == (phase, message)
 
 
+def test_a_workspace_that_ended_stays_ended_whatever_its_pods_say() -> None:
+    annotations = {
+        "lockstep.io/ended-phase": "Failed",
+        "lockstep.io/ended-message": "pod solo-0 exited with code 3",
+    }
+    ended = {**SCALED_DOWN, "metadata": {"name": "solo", "annotations": annotations}}
+    state = workload_state(plan_of(WORKSPACE), ended, [])
+    assert (state.phase, state.message) == (Phase.FAILED, "pod solo-0 exited with code 3")
+
+
 def test_a_workspace_whose_pod_is_going_away_is_not_stopped_yet() -> None:
     going = pod()
     going["metadata"]["deletionTimestamp"] = "2026-11-30T12:00:00Z"

@@ -259,7 +259,7 @@ class ClusterReconciler:
         kind = object_kind_of(workload)
         job = self._cluster.get(kind.api_version, kind.kind, namespace_of(workload), workload.name)
         stopped = workload.desired_phase is DesiredPhase.STOPPED
-        if job is not None and kind.is_suspended(job) == stopped:
+        if job is not None and (kind.is_suspended(job) == stopped or _has_ended(job)):
             return job  # rendered only when something is to be applied
         manifests = render(workload, workload.plan(), self._settings)
         wanted = next(m for m in manifests if m["kind"] == kind.kind)
@@ -295,7 +295,7 @@ class ClusterReconciler:
         statuses = [pod_status(pod) for pod in pod_objects]
         state = workload_state(workload.plan(), job, pod_objects)
         if state.phase.is_terminal and job is not None:
-            self._end(object_kind_of(workload), job)
+            self._end(object_kind_of(workload), job, state.phase, state.message)
         target = state.phase
         if workload.desired_phase is DesiredPhase.STOPPED and not target.is_terminal:
             target = Phase.STOPPED if target is Phase.STOPPED else Phase.STOPPING
@@ -315,17 +315,18 @@ class ClusterReconciler:
             self._queue.add(workload.id)  # more steps to go
         return change
 
-    def _end(self, kind: ObjectKind, owner: dict[str, Any]) -> None:
+    def _end(self, kind: ObjectKind, owner: dict[str, Any], phase: Phase, message: str) -> None:
         """Keep a kind whose pods restart whatever they end with (a StatefulSet's) from
-        running them again once the workload has ended."""
-        if isinstance(kind, ScaledKind) and not kind.is_suspended(owner):
+        running them again once the workload has ended, saying how it ended on it."""
+        annotations = (owner.get("metadata") or {}).get("annotations") or {}
+        if isinstance(kind, ScaledKind) and ScaledKind.ENDED_PHASE not in annotations:
             metadata = owner["metadata"]
             self._cluster.patch(
                 kind.api_version,
                 kind.kind,
                 metadata.get("namespace"),
                 metadata["name"],
-                ScaledKind.SCALED_DOWN,
+                ScaledKind.ended(phase.value, message),
             )
 
     def _towards(self, workload: Workload, target: Phase, message: str) -> WorkloadUpdate:
@@ -477,3 +478,10 @@ class ClusterController:
     def stop(self) -> None:
         self.leader.stop()
         self.cluster.close()
+
+
+def _has_ended(owner: dict[str, Any]) -> bool:
+    """A workspace's StatefulSet scaled down for good when its workload ended: never run
+    again, whatever the store says (its write may have been lost)."""
+    annotations = (owner.get("metadata") or {}).get("annotations") or {}
+    return ScaledKind.ENDED_PHASE in annotations

@@ -37,6 +37,16 @@ class ScaledKind(ObjectKind):
     """A kind stopped by scaling it to no replicas (a StatefulSet: it has no `suspend`)."""
 
     SCALED_DOWN: ClassVar[dict[str, Any]] = {"spec": {"replicas": 0}}
+    ENDED_PHASE: ClassVar[str] = "lockstep.io/ended-phase"
+    ENDED_MESSAGE: ClassVar[str] = "lockstep.io/ended-message"
+    """Annotations that keep how its workload ended once it is scaled down: were the phase's
+    write to the store lost, the next pass reads it here instead of running the pod again."""
+
+    @classmethod
+    def ended(cls, phase: str, message: str) -> dict[str, Any]:
+        """The patch that scales it down for good, saying how its workload ended."""
+        annotations = {cls.ENDED_PHASE: phase, cls.ENDED_MESSAGE: message[:4096]}
+        return {"metadata": {"annotations": annotations}, **cls.SCALED_DOWN}
 
     def is_suspended(self, stored: dict[str, Any]) -> bool:
         return (stored.get("spec") or {}).get("replicas") == 0

@@ -31,6 +31,7 @@ from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.workload import Event, EventType, PodPhase
 from lockstep.runtimes.base import OOM_KILLED, PodStatus
 from lockstep.runtimes.kubernetes.identity import ROLE
+from lockstep.runtimes.kubernetes.kinds import ScaledKind
 from lockstep.schemas.pod import RestartPolicy
 
 Object = Mapping[str, Any]
@@ -161,6 +162,10 @@ def workspace_state(
     """The phase of a workspace from its StatefulSet and its one pod (see the module's text)."""
     if stateful_set is None:
         return JobState(Phase.PENDING, "")
+    annotations = (stateful_set.get("metadata") or {}).get("annotations") or {}
+    if ScaledKind.ENDED_PHASE in annotations:  # it ended, and was scaled down for good
+        phase = Phase(annotations[ScaledKind.ENDED_PHASE])
+        return JobState(phase, annotations.get(ScaledKind.ENDED_MESSAGE, ""))
     live = [pod for pod in pods if (pod.get("metadata") or {}).get("deletionTimestamp") is None]
     if not live:
         scaled_down = (stateful_set.get("spec") or {}).get("replicas") == 0
