@@ -49,7 +49,7 @@ def test_dash_h_is_help_at_every_level(words: list[str]) -> None:
     [
         (["training", "pytorhc", "submit", "x"], "'pytorch'"),
         (["trainng", "list"], "'training'"),
-        (["training", "lsit"], "'list'"),
+        (["training", "lisst"], "'list'"),
     ],
 )
 def test_a_mistyped_command_gets_one_suggestion(words: list[str], suggestion: str) -> None:

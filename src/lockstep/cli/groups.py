@@ -12,3 +12,9 @@ CLICK_SUGGESTS = hasattr(click.exceptions, "NoSuchCommand")
 def command_group(**options: object) -> typer.Typer:
     """A Typer app (see typer.Typer for `options`) that suggests close commands once."""
     return typer.Typer(suggest_commands=not CLICK_SUGGESTS, **options)  # type: ignore[arg-type]
+
+
+def described_only() -> None:
+    """Stands for a command that is slow to build in the listing of its group: the command
+    itself is built only when its name is on the command line (see cli/main.py), so this one
+    never runs."""

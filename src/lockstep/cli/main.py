@@ -27,8 +27,9 @@ GROUPS: dict[str, tuple[str, str, str]] = {
     "training": (
         "lockstep.cli.training",
         "app",
-        "Submit and manage distributed training workloads.",
+        "Submit and manage training workloads: distributed ones and single-node trainings.",
     ),
+    "workspace": ("lockstep.cli.workspace", "app", "Submit and manage workspaces."),
     "project": ("lockstep.cli.projects", "app", "Projects."),
     "department": ("lockstep.cli.departments", "app", "Departments."),
     "node-pool": ("lockstep.cli.node_pools", "app", "Node pools."),

@@ -1,6 +1,6 @@
-"""The request body `lockstep training <framework> submit` sends, built from its flags over an
-optional `-f request.json`: a pure function, so what each flag does is tested without a
-server."""
+"""The request bodies `lockstep training <framework> submit`, `lockstep training submit` and
+`lockstep workspace submit` send, built from their flags over an optional `-f request.json`:
+pure functions, so what each flag does is tested without a server."""
 
 from __future__ import annotations
 
@@ -22,14 +22,14 @@ class BadFlag(ValueError):
     """A flag's value cannot be used (the message names the flag)."""
 
 
-@dataclass(slots=True)
-class SubmitOptions:
+@dataclass(slots=True, kw_only=True)
+class PodOptions:
+    """The flags every submit has: what the pods run and what they ask for."""
+
     name: str
-    framework: str
     project_id: str
     cluster_id: str
     image: str | None = None
-    workers: int | None = None
     command: Sequence[str] = ()
     environment: Sequence[str] = ()
     working_dir: str | None = None
@@ -42,21 +42,46 @@ class SubmitOptions:
     cpu_memory_limit: str | None = None
     node_pools: Sequence[str] = ()
     tolerations: Sequence[str] = ()
-    backoff_limit: int | None = None
-    clean_pod_policy: str | None = None
-    min_replicas: int | None = None
-    max_replicas: int | None = None
-    slots_per_worker: int | None = None
     labels: Sequence[str] = ()
     annotations: Sequence[str] = ()
     name_prefix: bool = False
     storage: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     """`spec.storage` entries from the storage flags (see storage.py), added to the file's."""
+    base: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True, kw_only=True)
+class SubmitOptions(PodOptions):
+    """A distributed workload's: its framework and topology."""
+
+    framework: str
+    workers: int | None = None
+    backoff_limit: int | None = None
+    clean_pod_policy: str | None = None
+    min_replicas: int | None = None
+    max_replicas: int | None = None
+    slots_per_worker: int | None = None
     master: MasterOptions | None = None
     """The master's own command, environment or GPUs: it then runs a spec of its own."""
     no_master: bool = False
     """`--workers` counts every pod: the first of them coordinates (see `_without_master`)."""
-    base: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True, kw_only=True)
+class TrainingOptions(PodOptions):
+    """A training's: how often a failed pod runs again, and a Job's completions and
+    parallelism."""
+
+    backoff_limit: int | None = None
+    completions: int | None = None
+    parallelism: int | None = None
+
+
+@dataclass(slots=True, kw_only=True)
+class WorkspaceOptions(PodOptions):
+    """A workspace's: the container ports it exposes (`CONTAINER[:EXTERNAL]`)."""
+
+    ports: Sequence[str] = ()
 
 
 @dataclass(slots=True)
@@ -91,16 +116,57 @@ def pairs(values: Sequence[str], flag: str) -> list[tuple[str, str]]:
 
 
 def build(options: SubmitOptions) -> dict[str, Any]:
-    """The Run:ai creation request: `-f`'s body, then each flag given on top of it."""
-    body = dict(options.base)
-    spec: dict[str, Any] = dict(body.get("spec") or {})
-    body.update(name=options.name, projectId=options.project_id, clusterId=options.cluster_id)
+    """The Run:ai distributed creation request: `-f`'s body, then each flag given on top."""
+    body, spec = _pod_request(options)
     spec["distributedFramework"] = FRAMEWORKS[options.framework]
-    if options.image is not None:
-        spec["image"] = options.image
     if options.workers is not None:
         spec["numWorkers"] = options.workers
     spec.setdefault("numWorkers", 1)
+    _given(
+        spec,
+        backoffLimit=options.backoff_limit,
+        cleanPodPolicy=options.clean_pod_policy,
+        minReplicas=options.min_replicas,
+        maxReplicas=options.max_replicas,
+        slotsPerWorker=options.slots_per_worker,
+    )
+    if options.no_master:
+        _without_master(spec, options)
+    if options.master is not None and options.master.given():
+        body["masterSpecSameAsWorker"] = False
+        body["masterSpec"] = _master_spec(spec, options.master)
+    body.setdefault("masterSpecSameAsWorker", True)
+    return body
+
+
+def build_training(options: TrainingOptions) -> dict[str, Any]:
+    """The body of `POST /api/v1/workloads/trainings`."""
+    body, spec = _pod_request(options)
+    _given(
+        spec,
+        backoffLimit=options.backoff_limit,
+        completions=options.completions,
+        parallelism=options.parallelism,
+    )
+    return body
+
+
+def build_workspace(options: WorkspaceOptions) -> dict[str, Any]:
+    """The body of `POST /api/v1/workloads/workspaces`."""
+    body, spec = _pod_request(options)
+    if options.ports:
+        spec["ports"] = [*spec.get("ports", []), *(_port(text) for text in options.ports)]
+    return body
+
+
+def _pod_request(options: PodOptions) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The request with the flags every kind has applied over `-f`'s body, and its `spec`
+    (the same dict, for the caller's own fields)."""
+    body = dict(options.base)
+    spec: dict[str, Any] = dict(body.get("spec") or {})
+    body.update(name=options.name, projectId=options.project_id, clusterId=options.cluster_id)
+    if options.image is not None:
+        spec["image"] = options.image
     if options.command:
         spec["command"] = options.command[0]
         if len(options.command) > 1:
@@ -118,15 +184,6 @@ def build(options: SubmitOptions) -> dict[str, Any]:
         spec["nodePools"] = list(options.node_pools)
     if options.tolerations:
         spec["tolerations"] = [_toleration(text) for text in options.tolerations]
-    for key, value in (
-        ("backoffLimit", options.backoff_limit),
-        ("cleanPodPolicy", options.clean_pod_policy),
-        ("minReplicas", options.min_replicas),
-        ("maxReplicas", options.max_replicas),
-        ("slotsPerWorker", options.slots_per_worker),
-    ):
-        if value is not None:
-            spec[key] = value
     if options.storage:
         merged = dict(spec.get("storage") or {})
         for kind, volumes in options.storage.items():
@@ -138,16 +195,28 @@ def build(options: SubmitOptions) -> dict[str, Any]:
         spec["annotations"] = [
             {"name": k, "value": v} for k, v in pairs(options.annotations, "--annotation")
         ]
-    if options.no_master:
-        _without_master(spec, options)
     body["spec"] = spec
     if options.name_prefix:
         body["useGivenNameAsPrefix"] = True
-    if options.master is not None and options.master.given():
-        body["masterSpecSameAsWorker"] = False
-        body["masterSpec"] = _master_spec(spec, options.master)
-    body.setdefault("masterSpecSameAsWorker", True)
-    return body
+    return body, spec
+
+
+def _given(spec: dict[str, Any], **fields: object) -> None:
+    """Set each field whose flag was given."""
+    spec.update({key: value for key, value in fields.items() if value is not None})
+
+
+def _port(text: str) -> dict[str, int]:
+    """`--port 8888` (the container's port; this machine's is chosen) or `8888:30000` (and the
+    port of the machine, or node, it is reached at)."""
+    container, colon, external = text.partition(":")
+    try:
+        port = {"container": int(container)}
+        if colon:
+            port["external"] = int(external)
+    except ValueError:
+        raise BadFlag(f"--port takes CONTAINER[:EXTERNAL] port numbers, not {text!r}") from None
+    return port
 
 
 def _without_master(spec: dict[str, Any], options: SubmitOptions) -> None:
@@ -196,7 +265,7 @@ def _master_spec(worker: dict[str, Any], master: MasterOptions) -> dict[str, Any
     return spec
 
 
-def _compute(options: SubmitOptions, compute: dict[str, Any]) -> dict[str, Any]:
+def _compute(options: PodOptions, compute: dict[str, Any]) -> dict[str, Any]:
     if options.gpu_devices is not None:
         compute["gpuDevicesRequest"] = options.gpu_devices
     if options.gpu_portion is not None:

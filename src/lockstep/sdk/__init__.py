@@ -1,7 +1,14 @@
-"""lockstep's Python SDK: `Client` and `AsyncClient` (see client.py) and the errors they
-raise."""
+"""lockstep's Python SDK: `Client` and `AsyncClient` (see client.py), each kind's calls
+(`Workloads`, `AsyncWorkloads`) and the errors they raise."""
 
-from lockstep.sdk.client import AsyncClient, Client, WaitTimeout, WorkloadEnded
+from lockstep.sdk.client import (
+    AsyncClient,
+    AsyncWorkloads,
+    Client,
+    WaitTimeout,
+    WorkloadEnded,
+    Workloads,
+)
 from lockstep.sdk.errors import (
     ApiError,
     ClientError,
@@ -19,6 +26,7 @@ from lockstep.sdk.retry import Retry
 __all__ = [
     "ApiError",
     "AsyncClient",
+    "AsyncWorkloads",
     "Client",
     "ClientError",
     "Conflict",
@@ -32,4 +40,5 @@ __all__ = [
     "Unreachable",
     "WaitTimeout",
     "WorkloadEnded",
+    "Workloads",
 ]

@@ -33,38 +33,52 @@ class WireForm(Protocol):
     def to_wire(self) -> dict[str, Any]: ...
 
 
-def create_distributed(request: WireForm | Mapping[str, Any]) -> Call:
-    body = dict(request) if isinstance(request, Mapping) else request.to_wire()
-    return Call("POST", DISTRIBUTED, body=body, idempotent=False)
+@dataclass(frozen=True, slots=True)
+class Kind:
+    """One kind of workload's collection under /api/v1/workloads: the five calls every kind
+    answers (create, or with `render` the dry run; get, delete, suspend, resume)."""
+
+    type: str
+    """The kind as the generic workload list's `type` names it."""
+    path: str
+
+    def create(self, request: WireForm | Mapping[str, Any]) -> Call:
+        return Call("POST", self.path, body=_wire(request), idempotent=False)
+
+    def render(self, request: WireForm | Mapping[str, Any], *, runtime: str | None) -> Call:
+        """The dry run: checked like a creation, nothing stored, so it may be sent again."""
+        params: dict[str, str | int] = {"dryRun": "true"}
+        if runtime is not None:
+            params["runtime"] = runtime
+        return Call("POST", self.path, params=params, body=_wire(request))
+
+    def get(self, workload_id: WorkloadId) -> Call:
+        return Call("GET", f"{self.path}/{workload_id}")
+
+    def delete(self, workload_id: WorkloadId) -> Call:
+        return Call("DELETE", f"{self.path}/{workload_id}")
+
+    def suspend(self, workload_id: WorkloadId) -> Call:
+        return Call("POST", f"{self.path}/{workload_id}/suspend")
+
+    def resume(self, workload_id: WorkloadId) -> Call:
+        return Call("POST", f"{self.path}/{workload_id}/resume")
 
 
-def render(request: WireForm | Mapping[str, Any], *, runtime: str | None = None) -> Call:
-    """The dry run: checked like a creation, nothing stored, so it may be sent again."""
-    body = dict(request) if isinstance(request, Mapping) else request.to_wire()
-    params: dict[str, str | int] = {"dryRun": "true"}
-    if runtime is not None:
-        params["runtime"] = runtime
-    return Call("POST", DISTRIBUTED, params=params, body=body)
+DISTRIBUTED_KIND = Kind("Distributed", DISTRIBUTED)
+TRAININGS = Kind("Training", f"{WORKLOADS}/trainings")
+WORKSPACES = Kind("Workspace", f"{WORKLOADS}/workspaces")
+KINDS = {kind.type: kind for kind in (DISTRIBUTED_KIND, TRAININGS, WORKSPACES)}
+"""Each kind by its `type` in the generic workload list."""
+
+
+def _wire(request: WireForm | Mapping[str, Any]) -> dict[str, Any]:
+    return dict(request) if isinstance(request, Mapping) else request.to_wire()
 
 
 def get(workload_id: WorkloadId) -> Call:
+    """The workload of any kind, as the generic list shows it."""
     return Call("GET", f"{WORKLOADS}/{workload_id}")
-
-
-def get_distributed(workload_id: WorkloadId) -> Call:
-    return Call("GET", f"{DISTRIBUTED}/{workload_id}")
-
-
-def delete(workload_id: WorkloadId) -> Call:
-    return Call("DELETE", f"{DISTRIBUTED}/{workload_id}")
-
-
-def suspend(workload_id: WorkloadId) -> Call:
-    return Call("POST", f"{DISTRIBUTED}/{workload_id}/suspend")
-
-
-def resume(workload_id: WorkloadId) -> Call:
-    return Call("POST", f"{DISTRIBUTED}/{workload_id}/resume")
 
 
 def list_page(

@@ -7,12 +7,18 @@
         lockstep.wait(created.workload_id, phase="Running", timeout=600)
         for line in lockstep.logs(created.workload_id, "train-master-0", follow=True):
             print(line, end="")
+        notebook = lockstep.workspaces.create({...})          # or lockstep.trainings
+
+Each kind of workload has its calls under one name — `distributed`, `trainings`,
+`workspaces` (see `Workloads`): create, render, get, delete, suspend, resume;
+`create_distributed` and the other calls of old are the distributed ones. The calls of the
+generic API (`get`, `list`, `pods`, `logs`, `wait`, …) take a workload of any kind.
 
 Both take a token, or an application's client id and secret (a token is then obtained, and
 renewed before it expires). Idempotent calls are retried on connection errors and 503 answers;
 errors raise the typed exceptions of `lockstep.sdk.errors` with the server's message. Requests
-and distributed workloads are the server's own models (`lockstep.schemas.distributed`); other
-answers are the API's JSON objects.
+and workloads are the server's own models (`lockstep.schemas.distributed`,
+`lockstep.schemas.single_pod`); other answers are the API's JSON objects.
 
 `asyncio` is imported by the async client's methods that sleep, not here: the CLI uses the
 synchronous client and starts faster without it.
@@ -20,11 +26,12 @@ synchronous client and starts faster without it.
 
 from __future__ import annotations
 
+import importlib
 import ssl
 import time
-from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Iterator, Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
 import httpx
 
@@ -37,6 +44,12 @@ from lockstep.sdk.retry import Retry, worth_retrying
 if TYPE_CHECKING:
     # Imported when first used: building the models takes longer than the CLI may.
     from lockstep.schemas.distributed import DistributedCreationRequest, DistributedWorkload
+    from lockstep.schemas.single_pod import (
+        TrainingCreationRequest,
+        TrainingWorkload,
+        WorkspaceCreationRequest,
+        WorkspaceWorkload,
+    )
 
 Json = dict[str, Any]
 Items = list[Json]
@@ -44,6 +57,82 @@ Items = list[Json]
 DEFAULT_RETRY = Retry()
 PAGE_SIZE = 100
 TIMEOUT = httpx.Timeout(30.0, connect=5.0)
+
+
+Request = TypeVar("Request")
+Model = TypeVar("Model")
+
+MODELS = {
+    "Distributed": ("lockstep.schemas.distributed", "DistributedWorkload"),
+    "Training": ("lockstep.schemas.single_pod", "TrainingWorkload"),
+    "Workspace": ("lockstep.schemas.single_pod", "WorkspaceWorkload"),
+}
+"""The module and name of each kind's response model (by its `type`), imported when first used."""
+
+
+class Workloads(Generic[Request, Model]):
+    """One kind's calls (`Client.distributed`, `.trainings`, `.workspaces`): a request model
+    (or its JSON form) in, the kind's workload model out."""
+
+    def __init__(self, send: Callable[[calls.Call], httpx.Response], kind: calls.Kind) -> None:
+        self.kind = kind
+        self._send = send
+
+    def create(self, request: Request | Mapping[str, Any]) -> Model:
+        """Submit the workload; returned once it is stored (202)."""
+        return cast("Model", _parsed(self.kind, self._send(self.kind.create(_form(request)))))
+
+    def render(self, request: Request | Mapping[str, Any], *, runtime: str | None = None) -> Json:
+        """What the server's runtime (or `runtime`: local, kubernetes) would run for `request`:
+        pod launches or Kubernetes manifests. Nothing is stored or started."""
+        body: Json = self._send(self.kind.render(_form(request), runtime=runtime)).json()
+        return body
+
+    def get(self, workload_id: WorkloadId) -> Model:
+        """The workload as its kind's path returns it (NotFound for one of another kind)."""
+        return cast("Model", _parsed(self.kind, self._send(self.kind.get(workload_id))))
+
+    def delete(self, workload_id: WorkloadId) -> None:
+        self._send(self.kind.delete(workload_id))
+
+    def suspend(self, workload_id: WorkloadId) -> None:
+        self._send(self.kind.suspend(workload_id))
+
+    def resume(self, workload_id: WorkloadId) -> None:
+        self._send(self.kind.resume(workload_id))
+
+
+class AsyncWorkloads(Generic[Request, Model]):
+    """One kind's calls, for asyncio (see `Workloads`)."""
+
+    def __init__(
+        self, send: Callable[[calls.Call], Awaitable[httpx.Response]], kind: calls.Kind
+    ) -> None:
+        self.kind = kind
+        self._send = send
+
+    async def create(self, request: Request | Mapping[str, Any]) -> Model:
+        response = await self._send(self.kind.create(_form(request)))
+        return cast("Model", _parsed(self.kind, response))
+
+    async def render(
+        self, request: Request | Mapping[str, Any], *, runtime: str | None = None
+    ) -> Json:
+        response = await self._send(self.kind.render(_form(request), runtime=runtime))
+        body: Json = response.json()
+        return body
+
+    async def get(self, workload_id: WorkloadId) -> Model:
+        return cast("Model", _parsed(self.kind, await self._send(self.kind.get(workload_id))))
+
+    async def delete(self, workload_id: WorkloadId) -> None:
+        await self._send(self.kind.delete(workload_id))
+
+    async def suspend(self, workload_id: WorkloadId) -> None:
+        await self._send(self.kind.suspend(workload_id))
+
+    async def resume(self, workload_id: WorkloadId) -> None:
+        await self._send(self.kind.resume(workload_id))
 
 
 class WaitTimeout(ClientError):
@@ -122,6 +211,15 @@ class Client:
         self._retry = retry
         self._sleep = sleep
         self._clock = clock
+        self.distributed: Workloads[DistributedCreationRequest, DistributedWorkload] = Workloads(
+            self._send, calls.DISTRIBUTED_KIND
+        )
+        self.trainings: Workloads[TrainingCreationRequest, TrainingWorkload] = Workloads(
+            self._send, calls.TRAININGS
+        )
+        self.workspaces: Workloads[WorkspaceCreationRequest, WorkspaceWorkload] = Workloads(
+            self._send, calls.WORKSPACES
+        )
 
     def __enter__(self) -> Self:
         return self
@@ -144,7 +242,7 @@ class Client:
         self, request: DistributedCreationRequest | Mapping[str, Any]
     ) -> DistributedWorkload:
         """Submit a distributed workload; returned once it is stored (202)."""
-        return _workload(self._send(calls.create_distributed(request)))
+        return self.distributed.create(request)
 
     def render(
         self,
@@ -154,14 +252,24 @@ class Client:
     ) -> Json:
         """What the server's runtime (or `runtime`: local, kubernetes) would run for `request`:
         pod launches or Kubernetes manifests. Nothing is stored or started."""
-        return self._json(calls.render(request, runtime=runtime))
+        return self.distributed.render(request, runtime=runtime)
 
     def get(self, workload_id: WorkloadId) -> Json:
         """The workload as `GET /api/v1/workloads/{id}` shows it (phase, pods, …)."""
         return self._json(calls.get(workload_id))
 
     def get_distributed(self, workload_id: WorkloadId) -> DistributedWorkload:
-        return _workload(self._send(calls.get_distributed(workload_id)))
+        return self.distributed.get(workload_id)
+
+    def of_type(self, workload_type: str) -> Workloads[Any, Any]:
+        """The calls of the kind that the generic list's `type` names (Distributed, Training,
+        Workspace): to suspend, resume or delete a workload found by `list` or `get`."""
+        kinds: dict[str, Workloads[Any, Any]] = {
+            "Distributed": self.distributed,
+            "Training": self.trainings,
+            "Workspace": self.workspaces,
+        }
+        return kinds[_known(workload_type)]
 
     def list(
         self,
@@ -196,13 +304,16 @@ class Client:
             offset = int(body["next"])
 
     def delete(self, workload_id: WorkloadId) -> None:
-        self._send(calls.delete(workload_id))
+        """Delete a distributed workload (`trainings.delete`, `workspaces.delete` for others)."""
+        self.distributed.delete(workload_id)
 
     def suspend(self, workload_id: WorkloadId) -> None:
-        self._send(calls.suspend(workload_id))
+        """Suspend a distributed workload (see `of_type` for any kind's)."""
+        self.distributed.suspend(workload_id)
 
     def resume(self, workload_id: WorkloadId) -> None:
-        self._send(calls.resume(workload_id))
+        """Resume a distributed workload (see `of_type` for any kind's)."""
+        self.distributed.resume(workload_id)
 
     def pods(self, workload_id: WorkloadId) -> Items:
         return self._all(workload_id, "pods")
@@ -425,6 +536,15 @@ class AsyncClient:
         self._owns_http = http is None
         self._retry = retry
         self._clock = clock
+        self.distributed: AsyncWorkloads[DistributedCreationRequest, DistributedWorkload] = (
+            AsyncWorkloads(self._send, calls.DISTRIBUTED_KIND)
+        )
+        self.trainings: AsyncWorkloads[TrainingCreationRequest, TrainingWorkload] = AsyncWorkloads(
+            self._send, calls.TRAININGS
+        )
+        self.workspaces: AsyncWorkloads[WorkspaceCreationRequest, WorkspaceWorkload] = (
+            AsyncWorkloads(self._send, calls.WORKSPACES)
+        )
 
     async def __aenter__(self) -> Self:
         return self
@@ -444,7 +564,7 @@ class AsyncClient:
     async def create_distributed(
         self, request: DistributedCreationRequest | Mapping[str, Any]
     ) -> DistributedWorkload:
-        return _workload(await self._send(calls.create_distributed(request)))
+        return await self.distributed.create(request)
 
     async def render(
         self,
@@ -452,13 +572,21 @@ class AsyncClient:
         *,
         runtime: str | None = None,
     ) -> Json:
-        return await self._json(calls.render(request, runtime=runtime))
+        return await self.distributed.render(request, runtime=runtime)
 
     async def get(self, workload_id: WorkloadId) -> Json:
         return await self._json(calls.get(workload_id))
 
     async def get_distributed(self, workload_id: WorkloadId) -> DistributedWorkload:
-        return _workload(await self._send(calls.get_distributed(workload_id)))
+        return await self.distributed.get(workload_id)
+
+    def of_type(self, workload_type: str) -> AsyncWorkloads[Any, Any]:
+        kinds: dict[str, AsyncWorkloads[Any, Any]] = {
+            "Distributed": self.distributed,
+            "Training": self.trainings,
+            "Workspace": self.workspaces,
+        }
+        return kinds[_known(workload_type)]
 
     async def list(
         self,
@@ -493,13 +621,13 @@ class AsyncClient:
             offset = int(body["next"])
 
     async def delete(self, workload_id: WorkloadId) -> None:
-        await self._send(calls.delete(workload_id))
+        await self.distributed.delete(workload_id)
 
     async def suspend(self, workload_id: WorkloadId) -> None:
-        await self._send(calls.suspend(workload_id))
+        await self.distributed.suspend(workload_id)
 
     async def resume(self, workload_id: WorkloadId) -> None:
-        await self._send(calls.resume(workload_id))
+        await self.distributed.resume(workload_id)
 
     async def pods(self, workload_id: WorkloadId) -> Items:
         return await self._all(workload_id, "pods")
@@ -659,10 +787,22 @@ class AsyncClient:
             return _check(response)
 
 
-def _workload(response: httpx.Response) -> DistributedWorkload:
-    from lockstep.schemas.distributed import DistributedWorkload
+def _form(request: Any) -> calls.WireForm | Mapping[str, Any]:
+    """A request as `calls` takes it: a model of the server's, or its JSON form."""
+    return cast("calls.WireForm | Mapping[str, Any]", request)
 
-    return DistributedWorkload.model_validate_json(response.content)
+
+def _parsed(kind: calls.Kind, response: httpx.Response) -> Any:
+    """The answer as the kind's response model."""
+    module, name = MODELS[kind.type]
+    return getattr(importlib.import_module(module), name).model_validate_json(response.content)
+
+
+def _known(workload_type: str) -> str:
+    if workload_type not in calls.KINDS:
+        choices = ", ".join(calls.KINDS)
+        raise ValueError(f"no kind of workload {workload_type!r} (one of {choices})")
+    return workload_type
 
 
 def _filters(

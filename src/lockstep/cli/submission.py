@@ -1,0 +1,83 @@
+"""What every `submit` does around its own request: read `-f`'s body, find the project and
+cluster, turn the storage flags into `spec.storage`, and once the workload is stored print it
+and wait as `--wait`, `--wait-for-completion` and `--follow` ask (see progress.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+from lockstep.cli.connection import USAGE, fail
+from lockstep.cli.output import structured
+from lockstep.cli.progress import outcome, until_ended, until_running
+from lockstep.cli.requests import BadFlag
+from lockstep.cli.storage import storage
+from lockstep.cli.workloads import follow_all
+
+if TYPE_CHECKING:
+    from lockstep.sdk import Client
+
+
+def request_file(path: Path | None) -> dict[str, Any]:
+    """`-f`'s request body (none without it)."""
+    if path is None:
+        return {}
+    import json
+
+    try:
+        body = json.loads(path.read_text())
+    except (OSError, ValueError) as error:
+        raise fail(f"-f {path}: {error}", USAGE) from error
+    if not isinstance(body, dict):
+        raise fail(f"-f {path}: a request body is a JSON object", USAGE)
+    return body
+
+
+def cluster_id(client: Client, base: dict[str, Any]) -> str:
+    """The file's cluster, else the server's (first) one."""
+    return str(base.get("clusterId") or client.clusters()[0]["uuid"])
+
+
+def storage_flags(
+    *,
+    host_paths: list[str] | None,
+    existing_pvcs: list[str] | None,
+    new_pvcs: list[str] | None,
+    git_syncs: list[str] | None,
+) -> dict[str, list[dict[str, Any]]]:
+    """`spec.storage` from the storage flags; a bad value ends the command (usage)."""
+    try:
+        return storage(
+            host_paths=host_paths or (),
+            existing_pvcs=existing_pvcs or (),
+            new_pvcs=new_pvcs or (),
+            git_syncs=git_syncs or (),
+        )
+    except BadFlag as error:
+        raise fail(str(error), USAGE) from error
+
+
+def after_submit(
+    client: Client,
+    created: dict[str, Any],
+    *,
+    noun: str,
+    output: str | None,
+    wait: bool,
+    wait_for_completion: bool,
+    follow: bool,
+) -> None:
+    """Print the stored workload (`created`, its kind's response), then wait as asked."""
+    workload_id = str(created["workloadId"])
+    if not structured(created, output):
+        typer.echo(f"{noun} {created['name']} submitted ({workload_id})")
+    if (wait or wait_for_completion) and follow:
+        until_running(client, workload_id)
+        follow_all(client, workload_id)
+        outcome(client, workload_id)
+    elif wait_for_completion:
+        until_ended(client, workload_id)
+    elif wait:
+        until_running(client, workload_id)
