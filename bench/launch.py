@@ -32,7 +32,10 @@ run.
    with a fresh server idle and with one such workload running.
 
     .venv/bin/python -m bench.launch [--repeats 5] [--deletes 3] [--grace 3] [--workloads 50]
-        [--only distributed training delete memory]
+        [--only distributed training delete memory] [--sandbox auto|off]
+
+`--sandbox off` starts lockstep with LOCKSTEP_SANDBOX=off (pods as plain process groups), to
+tell what the pods' sandbox costs from what the rest of lockstep does.
 
 Targets: lockstep's time to completion at most 1.15 times direct's for the distributed launch,
 1.10 times for the training; DELETE → no process within the grace period + 1 s.
@@ -83,6 +86,7 @@ TRAINING_CODE = """\
 import os
 os.write(1, b"ready 0\\n")
 import torch
+os.write(1, b"imported torch\\n")
 torch.manual_seed(0)
 x = torch.randn(4096, 64)
 y = x @ torch.randn(64, 1)
@@ -95,8 +99,10 @@ for _ in range(300):
     optimizer.step()
 print(f"trained: loss {loss.item():.6f}", flush=True)
 """
-"""The training: `ready 0` in one write the moment the interpreter runs it (before torch is
-imported), then a small linear model fitted for 300 steps, the same work under every launcher."""
+"""The training: `ready 0` in one write the moment the interpreter runs it, `imported torch`
+once torch is imported, then a small linear model fitted for 300 steps, the same work under
+every launcher."""
+IMPORTED = "imported torch"
 PARTS = ("distributed", "training", "delete", "memory")
 QUIET_POLL_SECONDS = 0.25
 SLEEP = "import time; time.sleep(600)"
@@ -257,6 +263,7 @@ def launch_direct_training(workdir: Path) -> Launch:
         "HOSTNAME": "direct-0",
     }
     ready: list[float] = []
+    imported: list[float] = []
     output: list[str] = []
     start = time.monotonic()
     process = subprocess.Popen(
@@ -274,6 +281,8 @@ def launch_direct_training(workdir: Path) -> Launch:
         def on_line(_: int, line: str, moment: float) -> None:
             if not ready:
                 ready.append(moment)
+            if line == IMPORTED:
+                imported.append(moment - start)
             output.append(line)
 
         read_lines({0: process}, on_line)
@@ -286,7 +295,10 @@ def launch_direct_training(workdir: Path) -> Launch:
     check_trained(output)
     first_line = ready[0] - start
     return Launch(
-        "direct", first_line, completed, {"spawned_s": [spawned], "ready_s": [first_line]}
+        "direct",
+        first_line,
+        completed,
+        {"spawned_s": [spawned], "ready_s": [first_line], "imported_s": imported[0]},
     )
 
 
@@ -491,6 +503,7 @@ def launch_lockstep(
     cpu = cpu_seconds(api) - cpu_before[0], cpu_seconds(reconciler) - cpu_before[1]
     states = pod_states(running, workload_id)
     ready: dict[str, float] = {}
+    imported: list[float] = []
     output: list[str] = []
     for pod in states:
         lines = timed_log(client, workload_id, pod)
@@ -498,6 +511,7 @@ def launch_lockstep(
             raise RuntimeError(f"lockstep: pod {pod} did not print `ready` first: {lines}")
         ready[pod] = lines[0][0] - submitted
         output += [text for _, text in lines]
+        imported += [at - submitted for at, text in lines if text == IMPORTED]
     submission.check(output)
     detail: dict[str, Any] = {
         "api_cpu_s": cpu[0],
@@ -511,6 +525,8 @@ def launch_lockstep(
         },
     }
     detail["completing_pod_exited_s"] = detail["exited_s"][submission.completing_pod(name)]
+    if imported:  # the training's own mark, after its import of torch
+        detail["imported_s"] = imported[0]
     delete_and_forget(client, workload_id, submission.collection)
     launcher = "lockstep" if poll <= POLL_SECONDS else "lockstep-quiet"
     return Launch(launcher, max(ready.values()), completed, detail)
@@ -773,6 +789,9 @@ def report_launches(
         max(m.detail["spawned_s"]) for m in measured if m.launcher == "direct"
     )
     print(f"direct: last rank spawned {direct_spawned:.3f} s (median)")
+    direct_imported = [m.detail["imported_s"] for m in measured if "imported_s" in m.detail]
+    if direct_imported:
+        print(f"direct: torch imported {statistics.median(direct_imported):.3f} s (median)")
     for launcher, medians in steps.items():
         print(f"{launcher}, medians: " + ", ".join(f"{k} {v:.3f}" for k, v in medians.items()))
     return {
@@ -789,11 +808,13 @@ def lockstep_steps(runs: list[Launch]) -> dict[str, float]:
     def step(of: Callable[[dict[str, Any]], float]) -> float:
         return statistics.median(of(run.detail) for run in runs)
 
+    imported = [run.detail["imported_s"] for run in runs if "imported_s" in run.detail]
     return {
         "post_answered_s": step(lambda d: d["accepted_s"]),
         "first_pod_spawned_s": step(lambda d: min(d["spawned_s"].values())),
         "last_pod_spawned_s": step(lambda d: max(d["spawned_s"].values())),
         "last_ready_s": statistics.median(run.first_line_s for run in runs),
+        **({"torch_imported_s": statistics.median(imported)} if imported else {}),
         "completing_pod_exited_s": step(lambda d: d["completing_pod_exited_s"]),
         "completed_seen_s": statistics.median(run.completed_s for run in runs),
         "all_pods_exited_s": step(lambda d: max(d["exited_s"].values())),
@@ -802,7 +823,7 @@ def lockstep_steps(runs: list[Launch]) -> dict[str, float]:
     }
 
 
-def main() -> None:
+def parsed_options() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -817,7 +838,17 @@ def main() -> None:
         default=list(PARTS),
         help="run only these parts (default: all of them)",
     )
-    options = parser.parse_args()
+    parser.add_argument(
+        "--sandbox",
+        choices=("auto", "off"),
+        default="auto",
+        help="LOCKSTEP_SANDBOX for the server (default: auto, pods in their sandbox)",
+    )
+    return parser.parse_args()
+
+
+def main() -> None:
+    options = parsed_options()
     parts = set(options.only)
     record: dict[str, Any] = {
         "machine": platform.node(),
@@ -827,8 +858,9 @@ def main() -> None:
         "load_average_before": os.getloadavg(),
     }
 
+    settings = {"LOCKSTEP_SANDBOX": options.sandbox}
     if parts & {"distributed", "training", "delete"}:
-        with server(None) as running, leave_nothing(running):
+        with server(None, settings=settings) as running, leave_nothing(running):
             if "distributed" in parts:
                 print("launch: 1 master + 3 workers, gloo all_reduce")
                 warmups, measured = launches(running, options.repeats)
@@ -856,7 +888,11 @@ def main() -> None:
                     ]
     if "memory" in parts:
         print(f"memory: {options.workloads} workloads of 1 master + 1 worker, sleeping")
-        with server(None) as running, leave_nothing(running), api_client(running) as client:
+        with (
+            server(None, settings=settings) as running,
+            leave_nothing(running),
+            api_client(running) as client,
+        ):
             record["memory"] = memory_run(running, client, options.workloads)
 
     if "distributed" in parts:
