@@ -103,8 +103,14 @@ class Server:
 
 
 @contextmanager
-def server(database_url: str | None, *, data_dir: Path | None = None) -> Iterator[Server]:
-    """`lockstep serve` on a free port with its own data dir, logged in as administrator."""
+def server(
+    database_url: str | None,
+    *,
+    data_dir: Path | None = None,
+    settings: dict[str, str] | None = None,
+) -> Iterator[Server]:
+    """`lockstep serve` on a free port with its own data dir, logged in as administrator;
+    `settings` are further LOCKSTEP_* variables it is started with."""
     directory = data_dir or Path(tempfile.mkdtemp(prefix="lockstep-bench-"))
     port = free_port()
     env = {
@@ -117,6 +123,7 @@ def server(database_url: str | None, *, data_dir: Path | None = None) -> Iterato
     }
     if database_url:
         env["LOCKSTEP_DATABASE_URL"] = database_url
+    env |= settings or {}
     log = (directory.parent / f"{directory.name}.log").open("wb")
     process = subprocess.Popen(
         [sys.executable, "-m", "lockstep", "serve"], env=env, stdout=log, stderr=subprocess.STDOUT

@@ -1,6 +1,7 @@
-"""What the local runtime adds to a distributed launch, side by side with starting the same
-processes by hand and with torchrun; how fast DELETE leaves no process behind; and lockstep's
-own memory with 50 small workloads running — in one run.
+"""What the local runtime adds to a distributed launch and to a training's, side by side with
+starting the same processes by hand (and the distributed one with torchrun); how fast DELETE
+leaves no process behind; and lockstep's own memory with 50 small workloads running — in one
+run.
 
 1. Launch: a gloo all_reduce across 1 master + 3 workers (bench/ready_allreduce.py, which
    prints `ready <rank>` first, then runs examples/pytorch/allreduce.py), started
@@ -16,18 +17,28 @@ own memory with 50 small workloads running — in one run.
    lockstep's time goes is recorded too: when the POST was answered, when each pod was
    spawned (its state.json), when each exited (its exit file), and the CPU time lockstep's
    two processes used meanwhile.
-2. DELETE → no process: 1 master + 3 workers that sleep, deleted once all four print that
+2. Training launch: one process (TRAINING_CODE: prints `ready 0` first, then imports torch and
+   fits a small linear model), started
+   - **direct**: here, with the environment lockstep gives a training's pod;
+   - **lockstep** and **lockstep-quiet**: POST /api/v1/workloads/trainings, completion seen as
+     above (GET every 10 ms; every 250 ms, read from k8sPhaseUpdatedAt).
+   Measured, repeated and recorded as the distributed launch is, against the same server.
+3. DELETE → no process: 1 master + 3 workers that sleep, deleted once all four print that
    they run; measured until no process carrying any of their pods' LOCKSTEP_POD_UID remains.
    Once with pods that exit on SIGTERM, once with pods that ignore it (so the grace period,
    spec.terminationGracePeriodSeconds, runs out and they are killed).
-3. Memory: 50 workloads of 1 master + 1 worker sleeping, all Running; the resident memory of
+4. Memory: 50 workloads of 1 master + 1 worker sleeping, all Running; the resident memory of
    lockstep's API process and of its reconciler process (the pods not counted), compared
    with a fresh server idle and with one such workload running.
 
     .venv/bin/python -m bench.launch [--repeats 5] [--deletes 3] [--grace 3] [--workloads 50]
+        [--only distributed training delete memory] [--sandbox auto|off]
 
-Targets: lockstep's time to completion at most 1.15 times direct's; DELETE → no process
-within the grace period + 1 s.
+`--sandbox off` starts lockstep with LOCKSTEP_SANDBOX=off (pods as plain process groups), to
+tell what the pods' sandbox costs from what the rest of lockstep does.
+
+Targets: lockstep's time to completion at most 1.15 times direct's for the distributed launch,
+1.10 times for the training; DELETE → no process within the grace period + 1 s.
 """
 
 from __future__ import annotations
@@ -70,6 +81,29 @@ RANK_SCRIPT = Path(__file__).resolve().parent / "ready_allreduce.py"
 TORCHRUN = Path(sys.executable).parent / "torchrun"
 POLL_SECONDS = 0.01
 LAUNCHERS = ("direct", "torchrun", "lockstep", "lockstep-quiet")
+TRAINING_LAUNCHERS = ("direct", "lockstep", "lockstep-quiet")
+TRAINING_CODE = """\
+import os
+os.write(1, b"ready 0\\n")
+import torch
+os.write(1, b"imported torch\\n")
+torch.manual_seed(0)
+x = torch.randn(4096, 64)
+y = x @ torch.randn(64, 1)
+model = torch.nn.Linear(64, 1)
+optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(300):
+    optimizer.zero_grad()
+    loss = torch.nn.functional.mse_loss(model(x), y)
+    loss.backward()
+    optimizer.step()
+print(f"trained: loss {loss.item():.6f}", flush=True)
+"""
+"""The training: `ready 0` in one write the moment the interpreter runs it, `imported torch`
+once torch is imported, then a small linear model fitted for 300 steps, the same work under
+every launcher."""
+IMPORTED = "imported torch"
+PARTS = ("distributed", "training", "delete", "memory")
 QUIET_POLL_SECONDS = 0.25
 SLEEP = "import time; time.sleep(600)"
 IGNORE_TERM = (
@@ -214,6 +248,60 @@ def launch_direct(workdir: Path) -> Launch:
     )
 
 
+def check_trained(output: list[str]) -> None:
+    if not any(line.startswith("trained: loss ") for line in output):
+        raise RuntimeError("the training did not report its loss:\n" + "\n".join(output))
+
+
+def launch_direct_training(workdir: Path) -> Launch:
+    """The floor of a training: its one process started here, with the environment lockstep
+    gives a training's pod (frameworks/single_pod.py), minus lockstep."""
+    marker = f"bench-{uuid.uuid4()}"
+    env = pod_environment() | {
+        POD_MARKER: marker,
+        "JOB_COMPLETION_INDEX": "0",
+        "HOSTNAME": "direct-0",
+    }
+    ready: list[float] = []
+    imported: list[float] = []
+    output: list[str] = []
+    start = time.monotonic()
+    process = subprocess.Popen(
+        [sys.executable, "-c", TRAINING_CODE],
+        env=env,
+        cwd=workdir,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    spawned = time.monotonic() - start
+    try:
+
+        def on_line(_: int, line: str, moment: float) -> None:
+            if not ready:
+                ready.append(moment)
+            if line == IMPORTED:
+                imported.append(moment - start)
+            output.append(line)
+
+        read_lines({0: process}, on_line)
+        code = process.wait()
+        completed = time.monotonic() - start
+    finally:
+        finish([process], marker)
+    if code or not ready or output[0] != "ready 0":
+        raise RuntimeError(f"direct training: exit code {code}:\n" + "\n".join(output))
+    check_trained(output)
+    first_line = ready[0] - start
+    return Launch(
+        "direct",
+        first_line,
+        completed,
+        {"spawned_s": [spawned], "ready_s": [first_line], "imported_s": imported[0]},
+    )
+
+
 def launch_torchrun(workdir: Path) -> Launch:
     """torchrun on one node with four processes per node (its agent imports torch first)."""
     port = free_port()
@@ -287,10 +375,45 @@ def request(running: Server, name: str, *, workers: int, args: str, **spec: Any)
     }
 
 
-def create(client: httpx.Client, body: dict[str, Any]) -> str:
-    response = client.post("/api/v1/workloads/distributed", json=body)
+def training_request(running: Server, name: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "projectId": "1",
+        "clusterId": running.cluster_id,
+        "spec": {
+            "image": "python:3.11",
+            "command": sys.executable,
+            "args": "-c " + shlex.quote(TRAINING_CODE),
+        },
+    }
+
+
+def create(client: httpx.Client, body: dict[str, Any], collection: str = "distributed") -> str:
+    response = client.post(f"/api/v1/workloads/{collection}", json=body)
     response.raise_for_status()
     return str(response.json()["workloadId"])
+
+
+@dataclass(frozen=True)
+class Submission:
+    """What a launch through lockstep submits, to which collection, which pod's exit
+    completes it, and how its output is checked."""
+
+    collection: str
+    body: Callable[[Server, str], dict[str, Any]]
+    completing_pod: Callable[[str], str]
+    check: Callable[[list[str]], None]
+
+
+DISTRIBUTED = Submission(
+    "distributed",
+    lambda running, name: request(
+        running, name, workers=WORLD - 1, args=shlex.quote(str(RANK_SCRIPT))
+    ),
+    lambda name: f"{name}-master-0",
+    check_sums,
+)
+TRAINING = Submission("trainings", training_request, lambda name: f"{name}-0", check_trained)
 
 
 def phase(client: httpx.Client, workload_id: str) -> str:
@@ -338,9 +461,11 @@ def timed_log(client: httpx.Client, workload_id: str, pod: str) -> list[tuple[fl
     return lines
 
 
-def delete_and_forget(client: httpx.Client, workload_id: str, *, timeout: float = 60) -> None:
+def delete_and_forget(
+    client: httpx.Client, workload_id: str, collection: str = "distributed", *, timeout: float = 60
+) -> None:
     """DELETE the workload and wait until lockstep no longer serves it."""
-    client.delete(f"/api/v1/workloads/distributed/{workload_id}").raise_for_status()
+    client.delete(f"/api/v1/workloads/{collection}/{workload_id}").raise_for_status()
     deadline = time.monotonic() + timeout
     while client.get(f"/api/v1/workloads/{workload_id}").status_code != 404:
         if time.monotonic() > deadline:
@@ -349,17 +474,22 @@ def delete_and_forget(client: httpx.Client, workload_id: str, *, timeout: float 
 
 
 def launch_lockstep(
-    running: Server, client: httpx.Client, name: str, *, poll: float = POLL_SECONDS
+    running: Server,
+    client: httpx.Client,
+    name: str,
+    *,
+    poll: float = POLL_SECONDS,
+    submission: Submission = DISTRIBUTED,
 ) -> Launch:
     """Submitted through the API; done when GET, polled every `poll` seconds, shows Completed.
     Polled slowly, completion is read from the workload's k8sPhaseUpdatedAt instead (when the
     reconciler wrote Completed, to the millisecond), sparing the API most of the polling."""
-    body = request(running, name, workers=WORLD - 1, args=shlex.quote(str(RANK_SCRIPT)))
+    body = submission.body(running, name)
     api, reconciler = running.process.pid, reconciler_pid(running)
     cpu_before = cpu_seconds(api), cpu_seconds(reconciler)
     submitted = time.time()
     start = time.monotonic()
-    workload_id = create(client, body)
+    workload_id = create(client, body, submission.collection)
     accepted = time.monotonic() - start
     deadline = start + 300
     while (current := phase(client, workload_id)) != "Completed":
@@ -373,6 +503,7 @@ def launch_lockstep(
     cpu = cpu_seconds(api) - cpu_before[0], cpu_seconds(reconciler) - cpu_before[1]
     states = pod_states(running, workload_id)
     ready: dict[str, float] = {}
+    imported: list[float] = []
     output: list[str] = []
     for pod in states:
         lines = timed_log(client, workload_id, pod)
@@ -380,7 +511,8 @@ def launch_lockstep(
             raise RuntimeError(f"lockstep: pod {pod} did not print `ready` first: {lines}")
         ready[pod] = lines[0][0] - submitted
         output += [text for _, text in lines]
-    check_sums(output)
+        imported += [at - submitted for at, text in lines if text == IMPORTED]
+    submission.check(output)
     detail: dict[str, Any] = {
         "api_cpu_s": cpu[0],
         "reconciler_cpu_s": cpu[1],
@@ -392,8 +524,10 @@ def launch_lockstep(
             for pod, state in states.items()
         },
     }
-    detail["master_exited_s"] = detail["exited_s"][f"{name}-master-0"]
-    delete_and_forget(client, workload_id)
+    detail["completing_pod_exited_s"] = detail["exited_s"][submission.completing_pod(name)]
+    if imported:  # the training's own mark, after its import of torch
+        detail["imported_s"] = imported[0]
+    delete_and_forget(client, workload_id, submission.collection)
     launcher = "lockstep" if poll <= POLL_SECONDS else "lockstep-quiet"
     return Launch(launcher, max(ready.values()), completed, detail)
 
@@ -563,28 +697,38 @@ def leave_nothing(running: Server) -> Iterator[None]:
             print(f"killed {left} leftover pod processes", file=sys.stderr)
 
 
-def launches(running: Server, repeats: int) -> tuple[list[Launch], list[Launch]]:
-    """One unrecorded warm-up of each launcher, then `repeats` rounds in rotating order."""
+def launches(
+    running: Server, repeats: int, *, training: bool = False
+) -> tuple[list[Launch], list[Launch]]:
+    """One unrecorded warm-up of each launcher, then `repeats` rounds in rotating order: of
+    the distributed launch, or with `training` of the training's."""
     with (
         tempfile.TemporaryDirectory(prefix="lockstep-launch-") as scratch,
         api_client(running) as client,
     ):
         workdir = Path(scratch)
+        submission = TRAINING if training else DISTRIBUTED
         run: dict[str, Callable[[str], Launch]] = {
-            "direct": lambda _: launch_direct(workdir),
+            "direct": (
+                (lambda _: launch_direct_training(workdir))
+                if training
+                else (lambda _: launch_direct(workdir))
+            ),
             "torchrun": lambda _: launch_torchrun(workdir),
-            "lockstep": lambda name: launch_lockstep(running, client, name),
+            "lockstep": lambda name: launch_lockstep(running, client, name, submission=submission),
             "lockstep-quiet": lambda name: launch_lockstep(
-                running, client, f"{name}-q", poll=QUIET_POLL_SECONDS
+                running, client, f"{name}-q", poll=QUIET_POLL_SECONDS, submission=submission
             ),
         }
-        warmups = [run[launcher](f"warmup-{launcher}") for launcher in LAUNCHERS]
+        launchers = TRAINING_LAUNCHERS if training else LAUNCHERS
+        prefix = "train" if training else "launch"
+        warmups = [run[launcher](f"warmup-{prefix}-{launcher}") for launcher in launchers]
         measured = []
         for round_ in range(repeats):
-            turn = round_ % len(LAUNCHERS)
-            order = LAUNCHERS[turn:] + LAUNCHERS[:turn]
+            turn = round_ % len(launchers)
+            order = launchers[turn:] + launchers[:turn]
             for launcher in order:
-                result = run[launcher](f"launch-{round_}")
+                result = run[launcher](f"{prefix}-{round_}")
                 result.round = round_
                 measured.append(result)
                 print(
@@ -595,12 +739,14 @@ def launches(running: Server, repeats: int) -> tuple[list[Launch], list[Launch]]
     return warmups, measured
 
 
-def report_launches(measured: list[Launch]) -> dict[str, Any]:
+def report_launches(
+    measured: list[Launch], launchers: tuple[str, ...] = LAUNCHERS
+) -> dict[str, Any]:
     """Print and return the launch figures: each launcher's times, their ratios to direct's
     (of the medians, and the median of each round's own ratio), and where lockstep's time
     goes."""
     table = {}
-    for launcher in LAUNCHERS:
+    for launcher in launchers:
         mine = [m for m in measured if m.launcher == launcher]
         table[launcher] = {
             "first_line_s": summary([m.first_line_s for m in mine]),
@@ -610,7 +756,7 @@ def report_launches(measured: list[Launch]) -> dict[str, Any]:
     for m in measured:
         rounds.setdefault(m.round, {})[m.launcher] = m
     ratios = {}
-    for launcher in LAUNCHERS[1:]:
+    for launcher in launchers[1:]:
         ratios[f"{launcher}_over_direct"] = {
             f"{key}_{kind}": value
             for key in ("first_line_s", "completed_s")
@@ -643,6 +789,9 @@ def report_launches(measured: list[Launch]) -> dict[str, Any]:
         max(m.detail["spawned_s"]) for m in measured if m.launcher == "direct"
     )
     print(f"direct: last rank spawned {direct_spawned:.3f} s (median)")
+    direct_imported = [m.detail["imported_s"] for m in measured if "imported_s" in m.detail]
+    if direct_imported:
+        print(f"direct: torch imported {statistics.median(direct_imported):.3f} s (median)")
     for launcher, medians in steps.items():
         print(f"{launcher}, medians: " + ", ".join(f"{k} {v:.3f}" for k, v in medians.items()))
     return {
@@ -659,12 +808,14 @@ def lockstep_steps(runs: list[Launch]) -> dict[str, float]:
     def step(of: Callable[[dict[str, Any]], float]) -> float:
         return statistics.median(of(run.detail) for run in runs)
 
+    imported = [run.detail["imported_s"] for run in runs if "imported_s" in run.detail]
     return {
         "post_answered_s": step(lambda d: d["accepted_s"]),
         "first_pod_spawned_s": step(lambda d: min(d["spawned_s"].values())),
         "last_pod_spawned_s": step(lambda d: max(d["spawned_s"].values())),
         "last_ready_s": statistics.median(run.first_line_s for run in runs),
-        "master_exited_s": step(lambda d: d["master_exited_s"]),
+        **({"torch_imported_s": statistics.median(imported)} if imported else {}),
+        "completing_pod_exited_s": step(lambda d: d["completing_pod_exited_s"]),
         "completed_seen_s": statistics.median(run.completed_s for run in runs),
         "all_pods_exited_s": step(lambda d: max(d["exited_s"].values())),
         "api_cpu_s": step(lambda d: d["api_cpu_s"]),
@@ -672,7 +823,7 @@ def lockstep_steps(runs: list[Launch]) -> dict[str, float]:
     }
 
 
-def main() -> None:
+def parsed_options() -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -680,7 +831,25 @@ def main() -> None:
     parser.add_argument("--deletes", type=int, default=3)
     parser.add_argument("--grace", type=int, default=3)
     parser.add_argument("--workloads", type=int, default=50)
-    options = parser.parse_args()
+    parser.add_argument(
+        "--only",
+        nargs="+",
+        choices=PARTS,
+        default=list(PARTS),
+        help="run only these parts (default: all of them)",
+    )
+    parser.add_argument(
+        "--sandbox",
+        choices=("auto", "off"),
+        default="auto",
+        help="LOCKSTEP_SANDBOX for the server (default: auto, pods in their sandbox)",
+    )
+    return parser.parse_args()
+
+
+def main() -> None:
+    options = parsed_options()
+    parts = set(options.only)
     record: dict[str, Any] = {
         "machine": platform.node(),
         "cpus": os.cpu_count(),
@@ -689,50 +858,76 @@ def main() -> None:
         "load_average_before": os.getloadavg(),
     }
 
-    print("launch: 1 master + 3 workers, gloo all_reduce")
-    with server(None) as running, leave_nothing(running):
-        warmups, measured = launches(running, options.repeats)
-        with api_client(running) as client:
-            print("DELETE → no process")
-            obeying = [
-                delete_run(running, client, f"obey-{i}", None) for i in range(options.deletes)
-            ]
-            ignoring = [
-                delete_run(running, client, f"ignore-{i}", options.grace)
-                for i in range(options.deletes)
-            ]
-    print(f"memory: {options.workloads} workloads of 1 master + 1 worker, sleeping")
-    with server(None) as running, leave_nothing(running), api_client(running) as client:
-        memory = memory_run(running, client, options.workloads)
+    settings = {"LOCKSTEP_SANDBOX": options.sandbox}
+    if parts & {"distributed", "training", "delete"}:
+        with server(None, settings=settings) as running, leave_nothing(running):
+            if "distributed" in parts:
+                print("launch: 1 master + 3 workers, gloo all_reduce")
+                warmups, measured = launches(running, options.repeats)
+                record |= {
+                    "launches": [m.__dict__ for m in measured],
+                    "warmups": [m.__dict__ for m in warmups],
+                }
+            if "training" in parts:
+                print("training: one process, a linear model fitted")
+                training_warmups, training = launches(running, options.repeats, training=True)
+                record["training_runs"] = {
+                    "launches": [m.__dict__ for m in training],
+                    "warmups": [m.__dict__ for m in training_warmups],
+                }
+            if "delete" in parts:
+                with api_client(running) as client:
+                    print("DELETE → no process")
+                    obeying = [
+                        delete_run(running, client, f"obey-{i}", None)
+                        for i in range(options.deletes)
+                    ]
+                    ignoring = [
+                        delete_run(running, client, f"ignore-{i}", options.grace)
+                        for i in range(options.deletes)
+                    ]
+    if "memory" in parts:
+        print(f"memory: {options.workloads} workloads of 1 master + 1 worker, sleeping")
+        with (
+            server(None, settings=settings) as running,
+            leave_nothing(running),
+            api_client(running) as client,
+        ):
+            record["memory"] = memory_run(running, client, options.workloads)
 
-    record |= report_launches(measured)
-    deletes = {
-        "sigterm": summary(obeying),
-        f"ignores_sigterm_grace_{options.grace}s": summary(ignoring),
-    }
-    for name, timing in deletes.items():
-        spread = f"{timing['min']:.3f}-{timing['max']:.3f}"
-        print(f"DELETE → no process ({name}): {timing['median']:.3f} s ({spread})")
-    moments = {
-        "idle": "idle",
-        "one_running": "1 running",
-        "running": f"{options.workloads} running",
-    }
-    for moment, label in moments.items():
-        mib = memory[moment]
-        print(
-            f"memory, {label}: API {mib['api_rss_mib']:.1f} MiB"
-            f" + reconciler {mib['reconciler_rss_mib']:.1f} MiB = {mib['total_rss_mib']:.1f} MiB"
-        )
+    if "distributed" in parts:
+        print("\nlaunch: 1 master + 3 workers")
+        record |= report_launches(measured)
+    if "training" in parts:
+        print("\ntraining: one process")
+        record["training"] = report_launches(training, TRAINING_LAUNCHERS)
+    if "delete" in parts:
+        deletes = {
+            "sigterm": summary(obeying),
+            f"ignores_sigterm_grace_{options.grace}s": summary(ignoring),
+        }
+        for name, timing in deletes.items():
+            spread = f"{timing['min']:.3f}-{timing['max']:.3f}"
+            print(f"DELETE → no process ({name}): {timing['median']:.3f} s ({spread})")
+        record |= {
+            "delete": deletes,
+            "delete_runs": {"sigterm": obeying, "ignores_sigterm": ignoring},
+        }
+    if "memory" in parts:
+        moments = {
+            "idle": "idle",
+            "one_running": "1 running",
+            "running": f"{options.workloads} running",
+        }
+        for moment, label in moments.items():
+            mib = record["memory"][moment]
+            print(
+                f"memory, {label}: API {mib['api_rss_mib']:.1f} MiB"
+                f" + reconciler {mib['reconciler_rss_mib']:.1f} MiB"
+                f" = {mib['total_rss_mib']:.1f} MiB"
+            )
 
-    record |= {
-        "load_average_after": os.getloadavg(),
-        "launches": [m.__dict__ for m in measured],
-        "warmups": [m.__dict__ for m in warmups],
-        "delete": deletes,
-        "delete_runs": {"sigterm": obeying, "ignores_sigterm": ignoring},
-        "memory": memory,
-    }
+    record["load_average_after"] = os.getloadavg()
     out = Path(__file__).resolve().parent / "results"
     out.mkdir(exist_ok=True)
     written = out / f"launch-{int(time.time())}.json"

@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
+import pytest
+
+from lockstep.domain.identity import Role
+from tests.support.access import app_with_role, new_project
 from tests.support.api import Api
 from tests.support.contract import assert_conforms
-from tests.support.requests import distributed, sleeping
+from tests.support.requests import distributed, python, single_pod, sleeping
 
 WORKLOAD = "/api/v1/workloads/{workloadId}"
 DISTRIBUTED = "/api/v1/workloads/distributed/{workloadId}"
+SINGLE_POD_KINDS = {"trainings": "Training", "workspaces": "Workspace"}
+"""The collection of each single-pod kind, and the `type` the generic list gives it."""
+ACCEPTED = {"code": 202, "message": "Request has been accepted."}
+ACTIONS = (("GET", ""), ("DELETE", ""), ("POST", "/suspend"), ("POST", "/resume"))
+"""Each operation on one workload of a kind: its method and what follows the id."""
 
 
 def test_token_responses_conform(api: Api) -> None:
@@ -255,3 +265,155 @@ def test_documented_workload_fields_lockstep_has_no_value_for_are_null(api: Api)
         listed = api.get("/api/v1/workloads", params=params)
         body = assert_conforms(listed, "/api/v1/workloads")
         assert [w["name"] for w in body["workloads"]] == names, params
+
+
+def _collection(kind: str) -> str:
+    return f"/api/v1/workloads/{kind}"
+
+
+def _one(kind: str) -> str:
+    return _collection(kind) + "/{workloadId}"
+
+
+def _asleep(api: Api, name: str, **spec: Any) -> dict[str, Any]:
+    return single_pod(
+        api.cluster_id(),
+        name=name,
+        args=python("import time; time.sleep(600)"),
+        terminationGracePeriodSeconds=1,
+        **spec,
+    )
+
+
+def _error(response: Any, path: str, status: int) -> str:
+    """The response is the documented error of `status`, a Run:ai error body; its message."""
+    assert response.status_code == status, response.text
+    body = assert_conforms(response, path)
+    assert set(body) == {"code", "message"} and body["code"] == status, body
+    return str(body["message"])
+
+
+@pytest.mark.parametrize("kind", SINGLE_POD_KINDS)
+def test_single_pod_lifecycle_responses_conform(api: Api, kind: str) -> None:
+    collection, one = _collection(kind), _one(kind)
+    created = api.post(collection, json=_asleep(api, f"conform-{kind}"))
+    assert created.status_code == 202, created.text
+    body = assert_conforms(created, collection)
+    workload_id = body["workloadId"]
+    assert body["name"] == f"conform-{kind}" and body["spec"]["image"] == "python:3.11"
+    api.wait_for(workload_id, {"Running"})
+
+    path = one.replace("{workloadId}", workload_id)
+    fetched = api.get(path)
+    assert fetched.status_code == 200, fetched.text
+    got = assert_conforms(fetched, one)
+    assert got["workloadId"] == workload_id and got["actualPhase"] == "Running"
+    assert got["spec"]["terminationGracePeriodSeconds"] == 1
+
+    generic = api.get(WORKLOAD.replace("{workloadId}", workload_id))
+    item = assert_conforms(generic, WORKLOAD)
+    assert item["type"] == SINGLE_POD_KINDS[kind] and "distributedFramework" not in item
+    listed = api.get("/api/v1/workloads", params={"filterBy": f"type=={SINGLE_POD_KINDS[kind]}"})
+    (entry,) = assert_conforms(listed, "/api/v1/workloads")["workloads"]
+    assert entry["id"] == workload_id and entry["type"] == SINGLE_POD_KINDS[kind]
+    assert "distributedFramework" not in entry
+    pods = assert_conforms(api.get(f"/api/v1/workloads/{workload_id}/pods"), WORKLOAD + "/pods")
+    assert [p["name"] for p in pods["pods"]] == [f"conform-{kind}-0"]
+
+    for action in ("suspend", "resume"):
+        response = api.post(f"{path}/{action}")
+        assert response.status_code == 202, response.text
+        assert assert_conforms(response, f"{one}/{action}") == ACCEPTED
+    deleted = api.delete(path)
+    assert deleted.status_code == 202, deleted.text
+    assert assert_conforms(deleted, one) == ACCEPTED
+    api.wait_gone(workload_id)
+    gone = api.get("/api/v1/workloads", params={"deleted": "true"})
+    (entry,) = assert_conforms(gone, "/api/v1/workloads")["workloads"]
+    assert entry["type"] == SINGLE_POD_KINDS[kind] and entry["deletedAt"]
+
+
+@pytest.mark.parametrize(
+    ("kind", "spec", "field"),
+    [
+        ("trainings", {"completions": 0}, "spec.completions"),
+        ("trainings", {"parallelism": 0}, "spec.parallelism"),
+        ("trainings", {"restartPolicy": "Always"}, "spec.restartPolicy"),
+        ("trainings", {"image": None}, "spec.image"),
+        ("workspaces", {"image": None}, "spec.image"),
+    ],
+    ids=[
+        "training completions 0",
+        "training parallelism 0",
+        "training restartPolicy Always",
+        "training without image",
+        "workspace without image",
+    ],
+)
+def test_single_pod_bad_requests_conform(
+    api: Api, kind: str, spec: dict[str, Any], field: str
+) -> None:
+    body = single_pod(api.cluster_id(), name="refused")
+    body["spec"] = {k: v for k, v in (body["spec"] | spec).items() if v is not None}
+    message = _error(api.post(_collection(kind), json=body), _collection(kind), 400)
+    assert field in message, message
+    assert api.get("/api/v1/workloads/count").json() == {"count": 0}
+
+
+def test_a_workspace_may_always_restart(api: Api) -> None:
+    """restartPolicy Always is refused for a training only: a workspace's pod may run on."""
+    body = single_pod(api.cluster_id(), name="desk", restartPolicy="Always")
+    created = api.post(_collection("workspaces"), json=body)
+    assert created.status_code == 202, created.text
+    assert assert_conforms(created, _collection("workspaces"))["spec"]["restartPolicy"] == "Always"
+
+
+@pytest.mark.parametrize("kind", SINGLE_POD_KINDS)
+def test_single_pod_not_found_and_unauthenticated_responses_conform(api: Api, kind: str) -> None:
+    missing = str(uuid.uuid4())
+    one = _one(kind)
+    for method, suffix in ACTIONS:
+        path = one.replace("{workloadId}", missing) + suffix
+        message = _error(api.request(method, path), one + suffix, 404)
+        assert missing in message, message
+        unauthenticated = api.client.request(method, path)
+        _error(unauthenticated, one + suffix, 401)
+    _error(api.client.post(_collection(kind), json={}), _collection(kind), 401)
+
+
+def test_an_id_answers_under_its_own_kind_only(api: Api) -> None:
+    """A training's id is not a workspace's, nor a distributed workload's; and back."""
+    training = api.create(single_pod(api.cluster_id(), name="fit"), kind="trainings")
+    workspace = api.create(single_pod(api.cluster_id(), name="desk"), kind="workspaces")
+    for workload_id, others in (
+        (training["workloadId"], ("workspaces", "distributed")),
+        (workspace["workloadId"], ("trainings", "distributed")),
+    ):
+        for other in others:
+            one = f"/api/v1/workloads/{other}/{{workloadId}}"
+            for method, suffix in ACTIONS:
+                path = one.replace("{workloadId}", workload_id) + suffix
+                message = _error(api.request(method, path), one + suffix, 404)
+                assert workload_id in message, message
+    for kind, created in (("trainings", training), ("workspaces", workspace)):
+        got = api.get(_one(kind).replace("{workloadId}", created["workloadId"]))
+        assert assert_conforms(got, _one(kind))["workloadId"] == created["workloadId"]
+
+
+@pytest.mark.parametrize("kind", SINGLE_POD_KINDS)
+def test_single_pod_forbidden_responses_conform(api: Api, kind: str) -> None:
+    """A researcher of project 1 may neither submit to another project nor touch its
+    workloads."""
+    other = new_project(api, "elsewhere")
+    researcher = app_with_role(api, "researcher", Role.L1_RESEARCHER, "1")
+    theirs = api.create(_asleep(api, "theirs", project_id=other), kind=kind)
+    one = _one(kind)
+    for method, suffix in ACTIONS:
+        path = one.replace("{workloadId}", theirs["workloadId"]) + suffix
+        _error(researcher.request(method, path), one + suffix, 403)
+    sneak = single_pod(api.cluster_id(), name="sneak", project_id=other)
+    message = _error(researcher.post(_collection(kind), json=sneak), _collection(kind), 403)
+    assert other in message, message
+    own = researcher.post(_collection(kind), json=single_pod(api.cluster_id(), name="own"))
+    assert own.status_code == 202, own.text
+    assert assert_conforms(own, _collection(kind))["createdBy"] == "researcher"

@@ -8,10 +8,11 @@ body of the documented schema (`response_schema_conformance`). Failures: none.
 The run is bounded and reproducible (a fixed seed, derandomized generation, no example
 database) and takes a minute or two, on SQLite and on PostgreSQL. It runs twice on each: once
 with the path ids schemathesis generates (unknown ids, ids of the wrong form), once with the
-ids of objects that exist (a running workload, the cluster, the default project, a
-department and a node pool) so that their answers are full bodies — the operations with such
-ids in their path, and the creation of departments and projects in the cluster that exists;
-that pass deletes last, so that its DELETE requests leave the objects to the rest.
+ids of objects that exist (a running workload of each kind, the cluster, the default
+project, a department and a node pool) so that their answers are full bodies — the operations
+with such ids in their path (those of trainings and workspaces with the id of one of their
+own kind), and the creation of departments and projects in the cluster that exists; that pass
+deletes last, so that its DELETE requests leave the objects to the rest.
 
 Where the document is silent lockstep follows its own documented rule, and the run checks
 it against that rule (`SILENCES`): every operation answers input it refuses with Run:ai's
@@ -40,7 +41,7 @@ from lockstep.api.app import create_app
 from lockstep.config import Settings
 from tests.support.api import ADMIN_ID, ADMIN_SECRET
 from tests.support.contract import document
-from tests.support.requests import sleeping
+from tests.support.requests import python, single_pod, sleeping
 from tests.support.server import LiveServer
 
 SEED = 20261201
@@ -71,6 +72,8 @@ ORGANIZATION_CREATIONS = (
     ("POST", "/api/v1/org-unit/departments"),
     ("POST", "/api/v1/org-unit/projects"),
 )
+SINGLE_POD_COLLECTIONS = ("trainings", "workspaces")
+"""The kinds whose paths answer for a workload of their own kind only."""
 
 
 Operation = tuple[str, str]
@@ -210,13 +213,22 @@ def run(
     return outcome
 
 
-def _existing_ids(server: LiveServer) -> dict[str, str]:
-    """A running workload, the cluster, the default project, and a department and a node pool
-    that nothing depends on (so that deleting them succeeds)."""
+def _existing_ids(server: LiveServer) -> tuple[dict[str, str], dict[str, str]]:
+    """A running distributed workload, the cluster, the default project, and a department and
+    a node pool that nothing depends on (so that deleting them succeeds); and a running
+    workload of each single-pod kind, by its collection."""
     api = server.api()
     cluster = api.cluster_id()
     workload = api.create(sleeping(cluster, name="contract", workers=1))["workloadId"]
-    api.wait_for(workload, {"Running"})
+    asleep = python("import time; time.sleep(600)")
+    single = {
+        collection: api.create(
+            single_pod(cluster, name=f"contract-{collection}", args=asleep), kind=collection
+        )["workloadId"]
+        for collection in SINGLE_POD_COLLECTIONS
+    }
+    for running in (workload, *single.values()):
+        api.wait_for(running, {"Running"})
     department = api.post(
         "/api/v1/org-unit/departments", json={"name": "contract", "clusterId": cluster}
     )
@@ -230,13 +242,22 @@ def _existing_ids(server: LiveServer) -> dict[str, str]:
         },
     )
     assert department.status_code == 201 and pool.status_code == 201, (department, pool)
-    return {
+    pinned = {
         "workloadId": workload,
         "clusterUuid": cluster,
         "departmentId": str(department.json()["id"]),
         "projectId": "1",
         "nodepoolId": str(pool.json()["id"]),
     }
+    return pinned, single
+
+
+def _kind_of(operation: Operation) -> str | None:
+    """The single-pod collection whose workload the operation's path names, if any."""
+    for collection in SINGLE_POD_COLLECTIONS:
+        if operation[1].startswith(f"/api/v1/workloads/{collection}/"):
+            return collection
+    return None
 
 
 @pytest.mark.timeout(900)
@@ -256,13 +277,22 @@ def test_every_served_operation_keeps_the_contract(
     if ids == "generated":
         passes = [(operations, None)]
     else:
-        pinned = _existing_ids(live_server)
+        pinned, single = _existing_ids(live_server)
         # the ones that name no existing object would send what the generated pass sent; a
         # workload created would run its pods
         with_ids = [op for op in operations if "{" in op[1] or op in ORGANIZATION_CREATIONS]
+        ids_of: dict[str | None, dict[str, str]] = {
+            collection: pinned | {"workloadId": workload_id}
+            for collection, workload_id in single.items()
+        }
+        ids_of[None] = pinned  # last: its DELETE of the project needs the others gone first
         passes = [
-            ([op for op in with_ids if op[0] != "DELETE"], pinned),
-            ([op for op in with_ids if op[0] == "DELETE"], pinned),
+            (
+                [op for op in with_ids if _kind_of(op) == kind and deleting == (op[0] == "DELETE")],
+                ids,
+            )
+            for deleting in (False, True)
+            for kind, ids in ids_of.items()
         ]
     for chosen, parameters in passes:
         result = run(
