@@ -68,8 +68,8 @@ def test_a_failing_training_names_its_exit_code(live_server: LiveServer) -> None
 def test_four_completions_two_at_a_time(live_server: LiveServer, tmp_path: Path) -> None:
     """Each completion index runs once; never more than two at a time."""
     api = live_server.api()
-    shared_dir = Path("/var/tmp") / f"lockstep-completions-{tmp_path.name}"
-    shared_dir.mkdir(parents=True)
+    shared_dir = tmp_path / "completions"  # tmp_path is where pods may write (conftest.py)
+    shared_dir.mkdir()
     code = (
         "import os, time, pathlib\n"
         f"d = pathlib.Path({str(shared_dir)!r})\n"

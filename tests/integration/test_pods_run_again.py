@@ -72,7 +72,11 @@ def logged_twice(api: Api, workload_id: str) -> None:
             all(log_lines(api, workload_id, pod) == ["running", "running"] for pod in PODS) or None
         )
 
-    poll(both_runs, timeout=60, what="each pod's second run in its log")
+    def seen() -> str:
+        logs = {pod: log_lines(api, workload_id, pod) for pod in sorted(PODS)}
+        return f"each pod's second run in its log; saw {logs}"
+
+    poll(both_runs, timeout=60, what=seen)
 
 
 def assert_new_pods(before: dict[str, dict[str, Any]], after: dict[str, dict[str, Any]]) -> None:

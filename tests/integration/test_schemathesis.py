@@ -252,6 +252,9 @@ def _existing_ids(server: LiveServer) -> tuple[dict[str, str], dict[str, str]]:
     return pinned, single
 
 
+PROJECT_DELETION: Operation = ("DELETE", "/api/v1/org-unit/projects/{projectId}")
+
+
 def _kind_of(operation: Operation) -> str | None:
     """The single-pod collection whose workload the operation's path names, if any."""
     for collection in SINGLE_POD_COLLECTIONS:
@@ -285,16 +288,29 @@ def test_every_served_operation_keeps_the_contract(
             collection: pinned | {"workloadId": workload_id}
             for collection, workload_id in single.items()
         }
-        ids_of[None] = pinned  # last: its DELETE of the project needs the others gone first
+        ids_of[None] = pinned
         passes = [
             (
-                [op for op in with_ids if _kind_of(op) == kind and deleting == (op[0] == "DELETE")],
+                [
+                    op
+                    for op in with_ids
+                    if _kind_of(op) == kind
+                    and deleting == (op[0] == "DELETE")
+                    and op != PROJECT_DELETION
+                ],
                 ids,
             )
             for deleting in (False, True)
             for kind, ids in ids_of.items()
         ]
+        # Last, once every workload of the project is gone: a project that still has
+        # workloads is not deleted (409).
+        passes.append(([PROJECT_DELETION], pinned))
+        workload_ids = [pinned["workloadId"], *single.values()]
     for chosen, parameters in passes:
+        if chosen == [PROJECT_DELETION]:
+            for workload_id in workload_ids:
+                live_server.api().wait_gone(workload_id)
         result = run(
             schema_document,
             url=live_server.url,
