@@ -18,6 +18,7 @@ from lockstep.api.deps import Services, no_nul_in_url
 from lockstep.api.routes import (
     claims,
     health,
+    metrics,
     node_pools,
     pod_logs,
     scheduling,
@@ -36,10 +37,17 @@ from lockstep.reconciler.queue import ORGANIZATION_CHANGED
 from lockstep.rendering import kubernetes_settings, organization_of, renderers
 from lockstep.runtimes.base import PodLogs, Runtime
 from lockstep.runtimes.local import machine
+from lockstep.runtimes.local.gpus import GpuReader
 from lockstep.runtimes.local.log_reader import LocalLogReader
 from lockstep.runtimes.local.sandbox.policy import unknown_data_volumes
 from lockstep.runtimes.local.volumes.claims import Claims
 from lockstep.services.claims import ClaimService
+from lockstep.services.metrics import (
+    PROMETHEUS_NEEDED,
+    MetricsService,
+    NoMetricsSource,
+    SampledMetrics,
+)
 from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
 from lockstep.services.organization import OrganizationService
@@ -56,9 +64,11 @@ def create_app(
     clock: Clock = utc_now,
     runtime: Runtime | None = None,
     reconciler_process: bool = False,
+    gpus: GpuReader | None = None,
 ) -> FastAPI:
     """The server. With `reconciler_process` the reconciler and the local runtime run in a
-    child process (as `lockstep serve` runs them); otherwise on a thread of this process."""
+    child process (as `lockstep serve` runs them); otherwise on a thread of this process.
+    `gpus`: what the local runtime's metrics sampler reads GPUs with (NVML by default)."""
     core = open_core(settings, clock=clock, group_commit=True)
     created = bootstrap(core)
     if settings.runtime is RuntimeKind.KUBERNETES:
@@ -68,7 +78,9 @@ def create_app(
         if reconciler_process:
             controller = ProcessController(settings)
         else:
-            controller = ThreadController(core.database, settings, clock=clock, runtime=runtime)
+            controller = ThreadController(
+                core.database, settings, clock=clock, runtime=runtime, gpus=gpus
+            )
         local_nodes = machine.nodes(settings.nodes)
         parts = _Parts(
             controller,
@@ -124,6 +136,14 @@ def create_app(
         ),
         nodes=NodeService(organization, parts.nodes),
         node_pools=NodePoolService(core.database, organization, parts.nodes),
+        metrics=MetricsService(
+            core.database,
+            source=SampledMetrics(core.database)
+            if settings.runtime is RuntimeKind.LOCAL
+            else NoMetricsSource(PROMETHEUS_NEEDED),
+            nodes=parts.plain_nodes,
+            clock=clock,
+        ),
         tokens=core.tokens,
         calls=Calls(core.database),
         logs=parts.logs,
@@ -142,6 +162,7 @@ def create_app(
     app.state.readiness = health.Readiness(core.database.ping, controller.reconciler_runs)
     errors.install(app)
     routers = (
+        metrics,  # before the routes whose `/{id}` would take `telemetry` for an id
         health,
         tokens,
         workloads,

@@ -24,6 +24,7 @@ from lockstep.runtimes.base import PodLogs
 from lockstep.schemas.bounds import RequestBounds
 from lockstep.services.claims import ClaimService
 from lockstep.services.identity import IdentityService
+from lockstep.services.metrics import MetricsService
 from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
@@ -42,6 +43,7 @@ class Services:
     claims: ClaimService
     nodes: NodeService
     node_pools: NodePoolService
+    metrics: MetricsService
     tokens: TokenAuthority
     calls: Calls
     logs: PodLogs

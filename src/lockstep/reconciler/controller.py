@@ -24,8 +24,10 @@ from lockstep.domain.clock import Clock
 from lockstep.domain.values import ProjectValues
 from lockstep.reconciler.loop import Reconciler, ReconcilerSettings
 from lockstep.reconciler.queue import WorkQueue
+from lockstep.reconciler.sampling import sampler
 from lockstep.runtimes.base import Runtime
 from lockstep.runtimes.local import machine
+from lockstep.runtimes.local.gpus import GpuReader
 from lockstep.runtimes.local.runtime import LocalRuntime
 from lockstep.runtimes.local.sandbox.policy import SandboxPolicy, policy_of
 from lockstep.scheduler.fair_share import TimeAware
@@ -65,8 +67,13 @@ class ThreadController:
         *,
         clock: Clock,
         runtime: Runtime | None = None,
+        gpus: GpuReader | None = None,
     ) -> None:
+        """`gpus`: what the local runtime's sampler reads GPUs with (NVML by default)."""
         self.queue = WorkQueue()
+        self.sampler = (
+            None if runtime is not None else sampler(database, settings, clock=clock, gpus=gpus)
+        )
         self.runtime = runtime or LocalRuntime(
             settings.runtime_dir,
             on_change=self.queue.add,
@@ -94,6 +101,8 @@ class ThreadController:
 
     def start(self) -> None:
         self.reconciler.start()
+        if self.sampler is not None:
+            self.sampler.start()
 
     def notify(self, workload_id: str) -> None:
         self.queue.add(workload_id)
@@ -102,6 +111,8 @@ class ThreadController:
         return self.reconciler.running
 
     def stop(self) -> None:
+        if self.sampler is not None:
+            self.sampler.stop()
         self.reconciler.stop()
         self.runtime.close()
 
@@ -245,7 +256,11 @@ def main() -> None:
     )
     reader.start()
     tune_garbage_collection()
+    if controller.sampler is not None:
+        controller.sampler.start()
     controller.reconciler.run()
+    if controller.sampler is not None:
+        controller.sampler.stop()
     controller.runtime.close()
     with contextlib.suppress(Exception):
         database.dispose()

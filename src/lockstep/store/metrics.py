@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, Row, delete, insert, select
+from sqlalchemy import ColumnElement, Connection, Row, delete, insert, select
 from sqlalchemy.sql import Select
 
 from lockstep.domain.kinds import WorkloadKind
@@ -109,7 +109,7 @@ class MetricsRepository:
             query = query.where(metric_samples.c.pod == scope.pod)
         if scope.nodes is not None:
             query = query.where(metric_samples.c.node.in_(list(scope.nodes)))
-        owners = []
+        owners: list[ColumnElement[bool]] = []
         if scope.project_ids is not None:
             owners.append(workloads.c.project_id.in_([int(p) for p in scope.project_ids]))
         if scope.department_id is not None:

@@ -77,7 +77,7 @@ def pods_processes(uids: Collection[str], *, proc: Path = Path("/proc")) -> dict
             continue
         with contextlib.suppress(OSError):
             uid = marker_of((entry / "environ").read_bytes())
-            if uid in uids:
+            if uid is not None and uid in uids:
                 found.setdefault(uid, []).append(int(entry.name))
     return found
 
