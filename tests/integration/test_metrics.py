@@ -33,14 +33,15 @@ GPU_MEMORY = 3 * 2**30
 
 
 class FakeGpus:
-    """Every device busy at `UTILIZATION` percent with `GPU_MEMORY` bytes used."""
+    """Every device busy at `utilization` percent with `GPU_MEMORY` bytes used."""
 
     def __init__(self) -> None:
         self.asked: list[int] = []
+        self.utilization = UTILIZATION
 
     def read(self, indices: Sequence[int]) -> list[GpuReading]:
         self.asked.extend(indices)
-        return [GpuReading(i, UTILIZATION, GPU_MEMORY) for i in indices]
+        return [GpuReading(i, self.utilization, GPU_MEMORY) for i in indices]
 
     @property
     def unavailable(self) -> str | None:
@@ -52,9 +53,7 @@ class FakeGpus:
 
 def metrics_settings(tmp_path: Path, database_url: str) -> Settings:
     settings = make_settings(tmp_path / "data", database_url)
-    nodes = [
-        NodeSettings(name=f"gpu-{i}", cpu_cores=64, memory="256Gi", gpus=2) for i in (0, 1)
-    ]
+    nodes = [NodeSettings(name=f"gpu-{i}", cpu_cores=64, memory="256Gi", gpus=2) for i in (0, 1)]
     return settings.model_copy(update={"metrics_interval_seconds": 0.2, "nodes": nodes})
 
 
@@ -369,3 +368,45 @@ def test_every_metrics_endpoint_answers_as_the_document_says(api: Api) -> None:
         params={"telemetryType": "WORKLOADS_COUNT", "filterByPhases": "Running"},
     )
     assert assert_conforms(counted, "/api/v1/workloads/telemetry")["values"] == [{"value": "1"}]
+
+
+def listed(api: Api, **params: Any) -> list[dict[str, Any]]:
+    response = api.get("/api/v1/workloads", params=params)
+    body = assert_conforms(response, "/api/v1/workloads")
+    return list(body["workloads"])
+
+
+def test_the_list_shows_time_pending_and_running_and_filters_and_sorts_by_it(api: Api) -> None:
+    quick = api.create(single_pod(api.cluster_id(), name="quick"), kind="trainings")["workloadId"]
+    api.wait_for(quick, {"Completed"})
+    long = training(api, "long", "import time; time.sleep(600)")
+
+    def ran_a_second() -> list[dict[str, Any]] | None:
+        found = listed(api, filterBy="totalRunningTimeSeconds>=1")
+        return found or None
+
+    found = poll(ran_a_second, timeout=30, what="a workload to run for a second")
+    assert [w["id"] for w in found] == [long]
+    item = api.workload(long)
+    assert item["totalRunningTimeSeconds"] >= 1
+    assert item["totalPendingTimeSeconds"] >= 0
+    assert item["idleGpus"] is None  # it holds no GPU
+    ordered = listed(api, sortBy="totalRunningTimeSeconds", sortOrder="desc")
+    assert [w["id"] for w in ordered] == [long, quick]
+    assert all(isinstance(w["totalPendingTimeSeconds"], int) for w in ordered)
+
+
+def test_a_workload_whose_gpus_do_nothing_has_them_idle(api: Api, gpus: FakeGpus) -> None:
+    gpus.utilization = 0.0
+    workload_id = training(
+        api, "idle", "import time; time.sleep(600)", compute={"gpuDevicesRequest": 2}
+    )
+    poll(
+        lambda: api.workload(workload_id)["idleGpus"] or None,
+        timeout=30,
+        what="the workload's GPUs to be sampled",
+    )
+    assert api.workload(workload_id)["idleGpus"] == 2
+    refused = api.get("/api/v1/workloads", params={"filterBy": "idleGpus>=1"})
+    assert refused.status_code == 400
+    assert "idleGpus" in assert_conforms(refused, "/api/v1/workloads")["message"]

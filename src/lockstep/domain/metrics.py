@@ -271,3 +271,44 @@ def rollup_horizon(now: datetime) -> datetime:
 
 def expiry_horizon(now: datetime) -> datetime:
     return now - ROLLED_UP_FOR
+
+
+# --- a workload's figures in the list ---------------------------------------------------------
+
+IDLE_WINDOW = timedelta(minutes=5)
+"""A device is idle when its utilization averaged under `IDLE_BELOW_PERCENT` this long."""
+IDLE_BELOW_PERCENT = 1.0
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadFigures:
+    """What the workload list shows of a workload's history and samples."""
+
+    pending_seconds: int
+    running_seconds: int
+    idle_gpus: int | None
+    """None where none of its devices was sampled lately (no GPU, or no GPU reader)."""
+
+
+def time_in_phases(changes: Sequence[tuple[datetime, str]], now: datetime) -> dict[str, float]:
+    """Seconds spent in each phase: each change of the history, in order, lasts until the
+    next one (the last until `now`)."""
+    spent: dict[str, float] = defaultdict(float)
+    ordered = list(changes)
+    for (since, phase), (until, _) in zip(ordered, [*ordered[1:], (now, "")], strict=True):
+        spent[phase] += max(0.0, (until - since).total_seconds())
+    return dict(spent)
+
+
+def idle_devices(utilization: Iterable[Sample]) -> int | None:
+    """How many devices (by pod and GPU) averaged under `IDLE_BELOW_PERCENT` in these
+    samples of GPU_UTILIZATION_PER_GPU; None without any."""
+    series = by_series(utilization)
+    if not series:
+        return None
+    return sum(
+        1
+        for samples in series.values()
+        if sum(s.value * s.weight for s in samples) / sum(s.weight for s in samples)
+        < IDLE_BELOW_PERCENT
+    )

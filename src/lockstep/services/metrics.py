@@ -27,6 +27,7 @@ from lockstep.domain.metrics import (
     Point,
     Sampled,
     Window,
+    WorkloadFigures,
     combined,
     constant,
     mean,
@@ -217,6 +218,12 @@ class MetricsService:
         self._clock = clock
 
     # --- workloads and pods ---
+
+    def figures(self, workload_ids: Sequence[str]) -> dict[str, WorkloadFigures]:
+        """The list's figures of workloads the caller was shown (idleGpus,
+        totalPendingTimeSeconds, totalRunningTimeSeconds)."""
+        with self._db.read() as unit:
+            return unit.metrics.figures(workload_ids, self._clock())
 
     def workload(
         self, caller: Principal, workload_id: str, asked: Sequence[str] | None, window: Window

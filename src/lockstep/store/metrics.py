@@ -13,13 +13,26 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Row, delete, insert, select
+from sqlalchemy import ColumnElement, Connection, Float, Row, delete, func, insert, select
+from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import Select
+from sqlalchemy.sql.compiler import SQLCompiler
+from sqlalchemy.sql.functions import FunctionElement
 
 from lockstep.domain.kinds import WorkloadKind
-from lockstep.domain.metrics import Sample, Sampled, expiry_horizon, roll_up, rollup_horizon
+from lockstep.domain.metrics import (
+    IDLE_WINDOW,
+    Sample,
+    Sampled,
+    WorkloadFigures,
+    expiry_horizon,
+    idle_devices,
+    roll_up,
+    rollup_horizon,
+    time_in_phases,
+)
 from lockstep.domain.phases import Phase
-from lockstep.store.tables import metric_samples, workloads
+from lockstep.store.tables import metric_samples, phase_changes, workloads
 
 MAINTENANCE_ROWS = 5000
 """The most samples one round rolls up, and the most averages it removes."""
@@ -122,6 +135,37 @@ class MetricsRepository:
             )
         return [_sample(r) for r in self._db.execute(query.order_by(metric_samples.c.at))]
 
+    def figures(self, workload_ids: Sequence[str], now: datetime) -> dict[str, WorkloadFigures]:
+        """The list's figures of each workload: its time Pending and Running (from its phase
+        history) and its idle GPUs (from the last `IDLE_WINDOW` of samples)."""
+        if not workload_ids:
+            return {}
+        ids = list(workload_ids)
+        changes: dict[str, list[tuple[datetime, str]]] = {i: [] for i in ids}
+        for row in self._db.execute(
+            select(phase_changes.c.workload_id, phase_changes.c.created_at, phase_changes.c.phase)
+            .where(phase_changes.c.workload_id.in_(ids))
+            .order_by(phase_changes.c.workload_id, phase_changes.c.id)
+        ):
+            changes[row.workload_id].append((row.created_at, row.phase))
+        utilization: dict[str, list[Sample]] = {i: [] for i in ids}
+        recent: Select[Any] = select(metric_samples).where(
+            metric_samples.c.workload_id.in_(ids),
+            metric_samples.c.metric == Sampled.GPU_UTILIZATION_PER_GPU.value,
+            metric_samples.c.at >= now - IDLE_WINDOW,
+        )
+        for found in self._db.execute(recent):
+            utilization[found.workload_id].append(_sample(found))
+        figures = {}
+        for workload_id in ids:
+            spent = time_in_phases(changes[workload_id], now)
+            figures[workload_id] = WorkloadFigures(
+                pending_seconds=int(spent.get(Phase.PENDING.value, 0.0)),
+                running_seconds=int(spent.get(Phase.RUNNING.value, 0.0)),
+                idle_gpus=idle_devices(utilization[workload_id]),
+            )
+        return figures
+
     def current_workloads(self) -> list[CurrentWorkload]:
         rows = self._db.execute(
             select(
@@ -176,4 +220,43 @@ def _sample(row: Row[Any]) -> Sample:
         value=float(row.value),
         gpu=row.gpu,
         weight=int(row.weight),
+    )
+
+
+class _SecondsBetween(FunctionElement[float]):
+    """`later - earlier` in seconds, in each backend's words."""
+
+    type = Float()
+    inherit_cache = True
+    name = "seconds_between"
+
+
+@compiles(_SecondsBetween, "sqlite")
+def _seconds_on_sqlite(element: _SecondsBetween, compiler: SQLCompiler, **kw: Any) -> str:
+    later, earlier = (compiler.process(c, **kw) for c in element.clauses)
+    return f"((julianday({later}) - julianday({earlier})) * 86400.0)"
+
+
+@compiles(_SecondsBetween, "postgresql")
+def _seconds_on_postgresql(element: _SecondsBetween, compiler: SQLCompiler, **kw: Any) -> str:
+    later, earlier = (compiler.process(c, **kw) for c in element.clauses)
+    return f"EXTRACT(EPOCH FROM ({later} - {earlier}))"
+
+
+def time_in_phase(phase: Phase) -> ColumnElement[float]:
+    """A workload's seconds in `phase` from its phase history, as `time_in_phases` counts
+    them (until the database's clock for its current phase): what the list filters and
+    sorts `totalPendingTimeSeconds` and `totalRunningTimeSeconds` by."""
+    spent = phase_changes.alias("spent")
+    following = phase_changes.alias("following")
+    until = (
+        select(func.min(following.c.created_at))
+        .where(following.c.workload_id == spent.c.workload_id, following.c.id > spent.c.id)
+        .scalar_subquery()
+    )
+    seconds = _SecondsBetween(func.coalesce(until, func.current_timestamp()), spent.c.created_at)
+    return (
+        select(func.coalesce(func.sum(seconds), 0.0))
+        .where(spent.c.workload_id == workloads.c.id, spent.c.phase == phase.value)
+        .scalar_subquery()
     )
