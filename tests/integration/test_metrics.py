@@ -16,14 +16,15 @@ import pytest
 from fastapi.testclient import TestClient
 
 from lockstep.api.app import create_app
-from lockstep.config import NodeSettings, Settings
+from lockstep.config import NodeSettings, RuntimeKind, Settings
 from lockstep.domain.clock import iso
 from lockstep.domain.identity import Role
 from lockstep.runtimes.local.gpus import GpuReading
-from tests.conftest import make_settings
+from tests.conftest import in_process, make_settings
 from tests.support.access import app_with_role, new_project
 from tests.support.api import Api, poll
 from tests.support.contract import assert_conforms
+from tests.support.fake_kubernetes import FakeKubernetes
 from tests.support.requests import single_pod, sleeping
 from tests.support.server import kill_pods
 
@@ -410,3 +411,25 @@ def test_a_workload_whose_gpus_do_nothing_has_them_idle(api: Api, gpus: FakeGpus
     refused = api.get("/api/v1/workloads", params={"filterBy": "idleGpus>=1"})
     assert refused.status_code == 400
     assert "idleGpus" in assert_conforms(refused, "/api/v1/workloads")["message"]
+
+
+def test_on_kubernetes_measured_figures_need_a_prometheus(
+    tmp_path: Path, database_url: str
+) -> None:
+    with FakeKubernetes() as cluster:
+        settings = make_settings(tmp_path / "data", database_url).model_copy(
+            update={
+                "runtime": RuntimeKind.KUBERNETES,
+                "kubeconfig": cluster.write_kubeconfig(tmp_path / "kubeconfig"),
+            }
+        )
+        with in_process(settings) as client:
+            api = Api.login(client)
+            path = "/api/v1/org-unit/projects/1/metrics"
+            template = "/api/v1/org-unit/projects/{projectId}/metrics"
+            measured = api.get(path, params={"metricType": "GPU_ALLOCATION", **window()})
+            assert measured.status_code == 503, measured.text
+            assert "LOCKSTEP_PROMETHEUS_URL" in assert_conforms(measured, template)["message"]
+            declared = api.get(path, params={"metricType": "GPU_QUOTA", **window()})
+            assert declared.status_code == 200, declared.text
+            assert_conforms(declared, template)
