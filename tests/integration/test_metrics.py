@@ -433,3 +433,9 @@ def test_on_kubernetes_measured_figures_need_a_prometheus(
             declared = api.get(path, params={"metricType": "GPU_QUOTA", **window()})
             assert declared.status_code == 200, declared.text
             assert_conforms(declared, template)
+            gpus = api.get(
+                f"/api/v1/clusters/{api.cluster_id()}/metrics",
+                params={"metricType": "TOTAL_GPU", **window()},
+            )
+            assert gpus.status_code == 200, gpus.text
+            assert_conforms(gpus, "/api/v1/clusters/{clusterUuid}/metrics")

@@ -14,6 +14,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
+from alembic import command
+from alembic.config import Config
+from sqlalchemy import inspect
 
 from lockstep.domain.metrics import Sample, Sampled, Window, averages
 from lockstep.reconciler.sampling import recorder
@@ -23,7 +26,7 @@ from lockstep.runtimes.local.processes import POD_MARKER
 from lockstep.runtimes.local.sampling import Sampler
 from lockstep.runtimes.local.state import PodFiles, PodState
 from lockstep.runtimes.local.usage import proc_cpu_seconds
-from lockstep.store.database import Database
+from lockstep.store.database import _MIGRATIONS, Database
 from lockstep.store.metrics import SampleScope
 from tests.support.api import poll
 
@@ -204,3 +207,16 @@ def test_a_pod_whose_process_ended_is_not_sampled(
         clock=lambda: NOW,
     )
     assert {s.pod for s in sampler.sample_once()} == {"w-worker-1"}
+
+
+def test_the_migration_goes_down_to_0008_and_up_again(database: Database) -> None:
+    config = Config()
+    config.set_main_option("script_location", str(_MIGRATIONS))
+    with database.engine.begin() as connection:
+        config.attributes["connection"] = connection
+        command.downgrade(config, "0008")
+        assert "metric_samples" not in inspect(connection).get_table_names()
+    database.migrate()
+    record = recorder(database)
+    record(NOW, taken(NOW, 2))
+    assert len(stored(database, NOW, NOW + timedelta(minutes=1))) == 2

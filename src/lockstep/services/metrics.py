@@ -425,9 +425,11 @@ class MetricsService:
         asked_of_source = sorted(
             {"ALLOCATED_GPU" if t == "UNALLOCATED_GPU" else t for t in measured}
         )
-        found = {
-            m.type: m for m in self._source.series(SeriesQuery(scope, asked_of_source, window))
-        }
+        found = (
+            {m.type: m for m in self._source.series(SeriesQuery(scope, asked_of_source, window))}
+            if asked_of_source
+            else {}
+        )
         answer = []
         for name in types:
             if name in figures:
