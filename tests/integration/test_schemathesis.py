@@ -211,8 +211,9 @@ def run(
 
 
 def _existing_ids(server: LiveServer) -> dict[str, str]:
-    """A running workload, the cluster, the default project, and a department and a node pool
-    that nothing depends on (so that deleting them succeeds)."""
+    """A running workload and one of its pods, the cluster and its node, the default project,
+    and a department and a node pool that nothing depends on (so that deleting them
+    succeeds)."""
     api = server.api()
     cluster = api.cluster_id()
     workload = api.create(sleeping(cluster, name="contract", workers=1))["workloadId"]
@@ -230,8 +231,12 @@ def _existing_ids(server: LiveServer) -> dict[str, str]:
         },
     )
     assert department.status_code == 201 and pool.status_code == 201, (department, pool)
+    node = api.get(f"/api/v1/clusters/{cluster}/nodes").json()["nodes"][0]["name"]
+    pod = api.get(f"/api/v1/workloads/{workload}/pods").json()["pods"][0]["id"]
     return {
         "workloadId": workload,
+        "podId": pod,
+        "nodeId": node,
         "clusterUuid": cluster,
         "departmentId": str(department.json()["id"]),
         "projectId": "1",
