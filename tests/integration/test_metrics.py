@@ -20,13 +20,13 @@ from lockstep.config import NodeSettings, RuntimeKind, Settings
 from lockstep.domain.clock import iso
 from lockstep.domain.identity import Role
 from lockstep.runtimes.local.gpus import GpuReading
-from tests.conftest import in_process, make_settings
+from tests.conftest import in_process, make_settings, running
 from tests.support.access import app_with_role, new_project
 from tests.support.api import Api, poll
 from tests.support.contract import assert_conforms
 from tests.support.fake_kubernetes import FakeKubernetes
 from tests.support.requests import single_pod, sleeping
-from tests.support.server import kill_pods
+from tests.support.server import LiveServer, kill_pods
 
 MIB = 2**20
 UTILIZATION = 37.0
@@ -439,3 +439,21 @@ def test_on_kubernetes_measured_figures_need_a_prometheus(
             )
             assert gpus.status_code == 200, gpus.text
             assert_conforms(gpus, "/api/v1/clusters/{clusterUuid}/metrics")
+
+
+def test_lockstep_serve_samples_in_the_reconcilers_process(tmp_path: Path, sqlite_url: str) -> None:
+    server = LiveServer(tmp_path / "data", sqlite_url, settings={"METRICS_INTERVAL_SECONDS": "0.2"})
+    with running(server):
+        api = server.api()
+        workload_id = api.create(sleeping(api.cluster_id(), name="served", workers=1))["workloadId"]
+        api.wait_for(workload_id, {"Running"})
+        measured(
+            api,
+            WORKLOAD.replace("{workloadId}", workload_id),
+            WORKLOAD,
+            "RUNNING_POD_COUNT,CPU_MEMORY_USAGE_BYTES",
+            lambda b: (
+                2.0 in values(b, "RUNNING_POD_COUNT")
+                and any(v > 0 for v in values(b, "CPU_MEMORY_USAGE_BYTES"))
+            ),
+        )

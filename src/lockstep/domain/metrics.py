@@ -161,11 +161,11 @@ class Measurement:
         return {
             "type": self.type,
             "labels": None if self.labels is None else dict(self.labels),
-            "values": [{"value": _number(p.value), "timestamp": iso(p.at)} for p in self.points],
+            "values": [{"value": figure(p.value), "timestamp": iso(p.at)} for p in self.points],
         }
 
 
-def _number(value: float) -> str:
+def figure(value: float) -> str:
     """A figure as the document's string: integers without a fraction, others to 6 places."""
     if value == int(value) and abs(value) < 2**53:
         return str(int(value))

@@ -14,7 +14,6 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from decimal import Decimal
 from typing import Protocol
 
 from lockstep.auth.access import Action, Resource, Scope
@@ -30,6 +29,7 @@ from lockstep.domain.metrics import (
     WorkloadFigures,
     combined,
     constant,
+    figure,
     mean,
     parse_metric_types,
 )
@@ -581,7 +581,7 @@ class MetricsService:
     ) -> dict[str, object]:
         values = []
         for key in sorted(groups):
-            value: dict[str, object] = {"value": _figure(groups[key])}
+            value: dict[str, object] = {"value": figure(groups[key])}
             if group_by:
                 value["groups"] = [
                     {"key": name, "value": part} for name, part in zip(group_by, key, strict=True)
@@ -620,12 +620,6 @@ def _deserved(quotas: Quotas, pools: Sequence[str], resource: str) -> float:
         if deserved != UNLIMITED and deserved > 0:
             total += deserved
     return total
-
-
-def _figure(value: float) -> str:
-    return (
-        str(Decimal(str(round(value, 6))).normalize()) if value != int(value) else str(int(value))
-    )
 
 
 def _names(nodes: Sequence[Node]) -> list[str]:
