@@ -158,8 +158,8 @@ def test_pods_series_are_averaged_each_then_summed_per_point() -> None:
         sample(30, 0.5, pod="b"),
         sample(90, 1.0, pod="b"),
     ]
-    assert combined(samples, window, sum) == [Point(at(50), 2.5), Point(at(100), 1.0)]
-    assert combined(samples, window, mean) == [Point(at(50), 1.25), Point(at(100), 1.0)]
+    assert combined(samples, window, how=sum) == [Point(at(50), 2.5), Point(at(100), 1.0)]
+    assert combined(samples, window, how=mean) == [Point(at(50), 1.25), Point(at(100), 1.0)]
 
 
 def test_a_declared_figure_holds_at_each_point_of_its_span() -> None:

@@ -206,7 +206,7 @@ def by_series(samples: Iterable[Sample]) -> dict[SeriesKey, list[Sample]]:
 
 
 def combined(
-    samples: Iterable[Sample], window: Window, how: Callable[[Sequence[float]], float]
+    samples: Iterable[Sample], window: Window, *, how: Callable[[Sequence[float]], float]
 ) -> list[Point]:
     """Each series' bucket averages, then per bucket `how` of them (`sum` of the pods'
     cores, `mean` of their GPUs' utilization)."""

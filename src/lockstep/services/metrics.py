@@ -109,11 +109,11 @@ class SampledMetrics:
             rule = FROM_SAMPLES[name]
             chosen = by_metric[rule.sampled]
             if not rule.per_gpu:
-                measurements.append(Measurement(name, combined(chosen, query.window, rule.how)))
+                measurements.append(Measurement(name, combined(chosen, query.window, how=rule.how)))
                 continue
             devices = sorted({s.gpu for s in chosen}, key=_device_order)
             for gpu in devices:
-                points = combined([s for s in chosen if s.gpu == gpu], query.window, rule.how)
+                points = combined([s for s in chosen if s.gpu == gpu], query.window, how=rule.how)
                 measurements.append(Measurement(name, points, labels={"gpu": gpu}))
             if not devices:
                 measurements.append(Measurement(name, []))
@@ -226,7 +226,7 @@ class MetricsService:
             return unit.metrics.figures(workload_ids, self._clock())
 
     def workload(
-        self, caller: Principal, workload_id: str, asked: Sequence[str] | None, window: Window
+        self, caller: Principal, workload_id: str, *, asked: Sequence[str] | None, window: Window
     ) -> list[Measurement]:
         types = parse_metric_types(
             asked, known=WORKLOAD_METRIC_TYPES, measured=WORKLOAD_MEASURED + WORKLOAD_REQUESTS
@@ -252,6 +252,7 @@ class MetricsService:
         caller: Principal,
         workload_id: str,
         pod_id: str,
+        *,
         asked: Sequence[str] | None,
         window: Window,
     ) -> list[Measurement]:
@@ -279,9 +280,9 @@ class MetricsService:
         self,
         caller: Principal,
         project_id: str,
+        *,
         asked: Sequence[str] | None,
         window: Window,
-        *,
         pool: str | None,
     ) -> list[Measurement]:
         types = self._org_unit_types(asked)
@@ -305,9 +306,9 @@ class MetricsService:
         self,
         caller: Principal,
         department_id: str,
+        *,
         asked: Sequence[str] | None,
         window: Window,
-        *,
         pool: str | None,
     ) -> list[Measurement]:
         types = self._org_unit_types(asked)
@@ -376,9 +377,9 @@ class MetricsService:
         self,
         caller: Principal,
         cluster_id: str,
+        *,
         asked: Sequence[str] | None,
         window: Window,
-        *,
         pool: str | None,
     ) -> list[Measurement]:
         with self._db.read() as unit:
@@ -397,10 +398,11 @@ class MetricsService:
         caller: Principal,
         cluster_id: str,
         pool: str,
+        *,
         asked: Sequence[str] | None,
         window: Window,
     ) -> list[Measurement]:
-        return self.cluster(caller, cluster_id, asked, window, pool=pool)
+        return self.cluster(caller, cluster_id, asked=asked, window=window, pool=pool)
 
     def _cluster_types(self, asked: Sequence[str] | None) -> list[str]:
         return parse_metric_types(
@@ -443,7 +445,7 @@ class MetricsService:
         return answer
 
     def node(
-        self, caller: Principal, node_id: str, asked: Sequence[str] | None, window: Window
+        self, caller: Principal, node_id: str, *, asked: Sequence[str] | None, window: Window
     ) -> list[Measurement]:
         types = parse_metric_types(asked, known=NODE_METRIC_TYPES, measured=NODE_MEASURED)
         with self._db.read() as unit:

@@ -109,7 +109,7 @@ async def workload_metrics(
 ) -> Response:
     window = _window(start, end, number_of_samples)
     found = await services.calls.store(
-        services.metrics.workload, caller, str(workload_id), metric_type, window
+        services.metrics.workload, caller, str(workload_id), asked=metric_type, window=window
     )
     return _answer(found)
 
@@ -127,7 +127,7 @@ async def pod_metrics(
 ) -> Response:
     window = _window(start, end, number_of_samples)
     found = await services.calls.store(
-        services.metrics.pod, caller, str(workload_id), pod_id, metric_type, window
+        services.metrics.pod, caller, str(workload_id), pod_id, asked=metric_type, window=window
     )
     return _answer(found)
 
@@ -169,7 +169,12 @@ async def project_metrics(
 ) -> Response:
     window = _window(start, end, number_of_samples)
     found = await services.calls.store(
-        services.metrics.project, caller, project_id, metric_type, window, pool=nodepool_name
+        services.metrics.project,
+        caller,
+        project_id,
+        asked=metric_type,
+        window=window,
+        pool=nodepool_name,
     )
     return _answer(found)
 
@@ -190,8 +195,8 @@ async def department_metrics(
         services.metrics.department,
         caller,
         department_id,
-        metric_type,
-        window,
+        asked=metric_type,
+        window=window,
         pool=nodepool_name,
     )
     return _answer(found)
@@ -220,7 +225,12 @@ async def cluster_metrics(
         raise InvalidRequest.of("groupBy", "lockstep does not group a cluster's metrics")
     window = _window(start, end, number_of_samples)
     found = await services.calls.store(
-        services.metrics.cluster, caller, str(cluster_id), metric_type, window, pool=nodepool_name
+        services.metrics.cluster,
+        caller,
+        str(cluster_id),
+        asked=metric_type,
+        window=window,
+        pool=nodepool_name,
     )
     return _answer(found)
 
@@ -238,7 +248,12 @@ async def node_pool_metrics(
 ) -> Response:
     window = _window(start, end, number_of_samples)
     found = await services.calls.store(
-        services.metrics.node_pool, caller, str(cluster_id), nodepool_name, metric_type, window
+        services.metrics.node_pool,
+        caller,
+        str(cluster_id),
+        nodepool_name,
+        asked=metric_type,
+        window=window,
     )
     return _answer(found)
 
@@ -255,5 +270,7 @@ async def node_metrics(
 ) -> Response:
     """A node by its name (lockstep's nodes have no other id)."""
     window = _window(start, end, number_of_samples)
-    found = await services.calls.store(services.metrics.node, caller, node_id, metric_type, window)
+    found = await services.calls.store(
+        services.metrics.node, caller, node_id, asked=metric_type, window=window
+    )
     return _answer(found)
