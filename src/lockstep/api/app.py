@@ -42,16 +42,13 @@ from lockstep.runtimes.local.log_reader import LocalLogReader
 from lockstep.runtimes.local.sandbox.policy import unknown_data_volumes
 from lockstep.runtimes.local.volumes.claims import Claims
 from lockstep.services.claims import ClaimService
-from lockstep.services.metrics import (
-    PROMETHEUS_NEEDED,
-    MetricsService,
-    NoMetricsSource,
-    SampledMetrics,
-)
+from lockstep.services.metric_sources import PROMETHEUS_NEEDED, NoMetricsSource, SampledMetrics
+from lockstep.services.metrics import MetricsService
 from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
+from lockstep.services.telemetry import TelemetryService
 from lockstep.services.workloads import WorkloadService
 from lockstep.store.database import Database
 
@@ -144,6 +141,7 @@ def create_app(
             nodes=parts.plain_nodes,
             clock=clock,
         ),
+        telemetry=TelemetryService(core.database, clock=clock),
         tokens=core.tokens,
         calls=Calls(core.database),
         logs=parts.logs,

@@ -29,6 +29,7 @@ from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
+from lockstep.services.telemetry import TelemetryService
 from lockstep.services.values import ValueService
 from lockstep.services.workloads import WorkloadService
 
@@ -44,6 +45,7 @@ class Services:
     nodes: NodeService
     node_pools: NodePoolService
     metrics: MetricsService
+    telemetry: TelemetryService
     tokens: TokenAuthority
     calls: Calls
     logs: PodLogs

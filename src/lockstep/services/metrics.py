@@ -1,36 +1,30 @@
 """Metrics use cases: the series of a workload, a pod, a project, a department, a cluster, a
-node pool and a node over a window, and the telemetry (current figures) of workloads and
-projects. Each checks the caller's access as reading the subject itself does.
+node pool and a node over a window (telemetry, the current figures: services/telemetry.py),
+and the workload list's figures. Each checks the caller's access as reading the subject
+itself does.
 
-What is measured comes from a `MetricsSource` (the samples lockstep keeps: `SampledMetrics`;
-on a runtime without one, `NoMetricsSource` says what is needed); what is declared — requests
-and limits from a workload's spec, quotas from an org unit's resources, GPUs from the nodes —
-is computed here, the same whatever the source.
+What is measured comes from a `MetricsSource` (services/metric_sources.py); what is
+declared — requests and limits from a workload's spec, quotas from an org unit's resources,
+GPUs from the nodes — is computed here, the same whatever the source.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
 
 from lockstep.auth.access import Action, Resource, Scope
 from lockstep.auth.tokens import Principal
-from lockstep.domain.clock import Clock, iso
+from lockstep.domain.clock import Clock
 from lockstep.domain.cluster import Node
-from lockstep.domain.errors import InvalidRequest, MetricsUnavailable, NotFound
+from lockstep.domain.errors import NotFound
 from lockstep.domain.metrics import (
     Measurement,
     Point,
-    Sampled,
     Window,
     WorkloadFigures,
-    combined,
     constant,
-    figure,
-    mean,
     parse_metric_types,
 )
 from lockstep.domain.quantities import parse_quantity
@@ -44,101 +38,9 @@ from lockstep.schemas.metrics import (
     WORKLOAD_METRIC_TYPES,
 )
 from lockstep.services.access import access_of
+from lockstep.services.metric_sources import FROM_SAMPLES, MetricsSource, SeriesQuery
 from lockstep.store.database import Database, UnitOfWork
-from lockstep.store.metrics import CurrentWorkload, SampleScope
-
-
-@dataclass(frozen=True, slots=True)
-class SeriesQuery:
-    """Measured series of `types` for whatever `scope` selects, over `window`."""
-
-    scope: SampleScope
-    types: Sequence[str]
-    window: Window
-
-
-class MetricsSource(Protocol):
-    def series(self, query: SeriesQuery) -> list[Measurement]:
-        """One measurement per type (per GPU device for a `_PER_GPU` type), in the order
-        asked; a type without data has no values."""
-        ...
-
-
-@dataclass(frozen=True, slots=True)
-class _FromSamples:
-    sampled: Sampled
-    how: Callable[[Sequence[float]], float]
-    per_gpu: bool = False
-
-
-FROM_SAMPLES: dict[str, _FromSamples] = {
-    "CPU_USAGE_CORES": _FromSamples(Sampled.CPU_USAGE_CORES, sum),
-    "CPU_MEMORY_USAGE_BYTES": _FromSamples(Sampled.CPU_MEMORY_USAGE_BYTES, sum),
-    "GPU_UTILIZATION": _FromSamples(Sampled.GPU_UTILIZATION_PER_GPU, mean),
-    "GPU_MEMORY_USAGE_BYTES": _FromSamples(Sampled.GPU_MEMORY_USAGE_BYTES_PER_GPU, sum),
-    "GPU_UTILIZATION_PER_GPU": _FromSamples(Sampled.GPU_UTILIZATION_PER_GPU, mean, per_gpu=True),
-    "GPU_MEMORY_USAGE_BYTES_PER_GPU": _FromSamples(
-        Sampled.GPU_MEMORY_USAGE_BYTES_PER_GPU, mean, per_gpu=True
-    ),
-    "POD_COUNT": _FromSamples(Sampled.POD_COUNT, sum),
-    "RUNNING_POD_COUNT": _FromSamples(Sampled.RUNNING_POD_COUNT, sum),
-    "GPU_ALLOCATION": _FromSamples(Sampled.GPU_ALLOCATION, sum),
-    "ALLOCATED_GPU": _FromSamples(Sampled.GPU_ALLOCATION, sum),
-}
-"""Each measured type: the sampled figure it is made of and how the pods' (or devices')
-series are combined per point."""
-
-
-class SampledMetrics:
-    """The samples the local runtime's sampler keeps in the store."""
-
-    def __init__(self, database: Database) -> None:
-        self._db = database
-
-    def series(self, query: SeriesQuery) -> list[Measurement]:
-        wanted = {FROM_SAMPLES[t].sampled for t in query.types}
-        with self._db.read() as unit:
-            samples = unit.metrics.samples(
-                query.scope, wanted, start=query.window.start, end=query.window.end
-            )
-        by_metric = defaultdict(list)
-        for sample in samples:
-            by_metric[sample.metric].append(sample)
-        measurements = []
-        for name in query.types:
-            rule = FROM_SAMPLES[name]
-            chosen = by_metric[rule.sampled]
-            if not rule.per_gpu:
-                measurements.append(Measurement(name, combined(chosen, query.window, how=rule.how)))
-                continue
-            devices = sorted({s.gpu for s in chosen}, key=_device_order)
-            for gpu in devices:
-                points = combined([s for s in chosen if s.gpu == gpu], query.window, how=rule.how)
-                measurements.append(Measurement(name, points, labels={"gpu": gpu}))
-            if not devices:
-                measurements.append(Measurement(name, []))
-        return measurements
-
-
-def _device_order(gpu: str) -> tuple[int, str]:
-    return (int(gpu), "") if gpu.isdigit() else (1 << 30, gpu)
-
-
-PROMETHEUS_NEEDED = (
-    "metrics on the Kubernetes runtime come from the cluster's Prometheus: set "
-    "LOCKSTEP_PROMETHEUS_URL to its address (not supported by this version of lockstep yet)"
-)
-
-
-class NoMetricsSource:
-    """A runtime without a source of metrics: every request says what is needed."""
-
-    def __init__(self, why: str) -> None:
-        self._why = why
-
-    def series(self, query: SeriesQuery) -> list[Measurement]:
-        raise MetricsUnavailable(self._why)
-
+from lockstep.store.metrics import SampleScope
 
 # --- what each endpoint answers --------------------------------------------------------------
 
@@ -347,9 +249,9 @@ class MetricsService:
         since: datetime,
     ) -> list[Measurement]:
         figures = {
-            "GPU_QUOTA": _deserved(quotas, pools, "gpu"),
-            "CPU_QUOTA_MILLICORES": _deserved(quotas, pools, "cpu"),
-            "CPU_MEMORY_QUOTA_MB": _deserved(quotas, pools, "memory") / 10**6,
+            "GPU_QUOTA": deserved(quotas, pools, "gpu"),
+            "CPU_QUOTA_MILLICORES": deserved(quotas, pools, "cpu"),
+            "CPU_MEMORY_QUOTA_MB": deserved(quotas, pools, "memory") / 10**6,
         }
         return self._answer(
             types,
@@ -388,7 +290,7 @@ class MetricsService:
             projects = [p for p in unit.organization.projects() if p.cluster_id == cluster_id]
         types = self._cluster_types(asked)
         nodes = [n for n in self._nodes() if pool is None or n.pool == pool]
-        quota = sum(_deserved(quotas_of(p.resources), pools, "gpu") for p in projects)
+        quota = sum(deserved(quotas_of(p.resources), pools, "gpu") for p in projects)
         return self._cluster_answer(
             types, window, nodes, quota, SampleScope(cluster_id=cluster_id, nodes=_names(nodes))
         )
@@ -483,138 +385,8 @@ class MetricsService:
             )
         return answer
 
-    # --- telemetry ---
 
-    def workloads_telemetry(
-        self,
-        caller: Principal,
-        telemetry_type: str,
-        *,
-        group_by: Sequence[str],
-        cluster_id: str | None,
-        department_id: str | None,
-        phases: Sequence[str],
-    ) -> dict[str, object]:
-        if telemetry_type not in ("WORKLOADS_COUNT", "GPU_ALLOCATION"):
-            raise InvalidRequest.of(
-                "telemetryType",
-                f"{telemetry_type} is not measured by lockstep; it measures WORKLOADS_COUNT, "
-                "GPU_ALLOCATION",
-            )
-        with self._db.read() as unit:
-            access = access_of(unit, caller)
-            current = unit.metrics.current_workloads()
-        chosen = [
-            w
-            for w in current
-            if access.allows(
-                Action.READ, Resource.WORKLOADS, Scope(w.cluster_id, w.department_id, w.project_id)
-            )
-            and (cluster_id is None or w.cluster_id == cluster_id)
-            and (department_id is None or w.department_id == department_id)
-            and (not phases or w.phase.value in phases)
-        ]
-        groups: dict[tuple[str, ...], float] = defaultdict(float)
-        for w in chosen:
-            key = tuple(_workload_group(w, name) for name in group_by)
-            groups[key] += 1 if telemetry_type == "WORKLOADS_COUNT" else w.allocated_gpus
-        if not group_by:
-            groups.setdefault((), 0.0)
-        return self._telemetry(telemetry_type, group_by, groups)
-
-    def projects_telemetry(
-        self,
-        caller: Principal,
-        telemetry_type: str,
-        *,
-        group_by: Sequence[str],
-        cluster_id: str | None,
-        department_id: str | None,
-        pool_id: str | None,
-    ) -> dict[str, object]:
-        resource = _PROJECT_TELEMETRY.get(telemetry_type)
-        if resource is None:
-            raise InvalidRequest.of(
-                "telemetryType",
-                f"{telemetry_type} is not measured by lockstep; it measures "
-                + ", ".join(_PROJECT_TELEMETRY),
-            )
-        with self._db.read() as unit:
-            access = access_of(unit, caller)
-            projects = [
-                p
-                for p in unit.organization.projects()
-                if access.allows(
-                    Action.READ, Resource.PROJECTS, Scope(p.cluster_id, p.department_id, p.id)
-                )
-                and (cluster_id is None or p.cluster_id == cluster_id)
-                and (department_id is None or p.department_id == department_id)
-            ]
-            pools = {p.id: p.name for p in unit.node_pools.pools()}
-            current = unit.metrics.current_workloads()
-        if pool_id is not None and pool_id not in pools:
-            raise InvalidRequest.of("nodepoolId", f"no node pool has the id {pool_id!r}")
-        pool_names = [pools[pool_id]] if pool_id is not None else sorted(set(pools.values()))
-        allocated: dict[str, float] = defaultdict(float)
-        for w in current:
-            allocated[w.project_id] += w.allocated_gpus
-        groups: dict[tuple[str, ...], float] = defaultdict(float)
-        for project in projects:
-            key = tuple(
-                {
-                    "ClusterId": project.cluster_id,
-                    "ParentId": project.department_id,
-                    "NodepoolId": pool_id or "",
-                }[name]
-                for name in group_by
-            )
-            if resource == "allocation":
-                groups[key] += allocated[project.id]
-            else:
-                groups[key] += _deserved(quotas_of(project.resources), pool_names, resource) / (
-                    10**6 if resource == "memory" else 1
-                )
-        if not group_by:
-            groups.setdefault((), 0.0)
-        return self._telemetry(telemetry_type, group_by, groups)
-
-    def _telemetry(
-        self, kind: str, group_by: Sequence[str], groups: dict[tuple[str, ...], float]
-    ) -> dict[str, object]:
-        values = []
-        for key in sorted(groups):
-            value: dict[str, object] = {"value": figure(groups[key])}
-            if group_by:
-                value["groups"] = [
-                    {"key": name, "value": part} for name, part in zip(group_by, key, strict=True)
-                ]
-            values.append(value)
-        return {"type": kind, "timestamp": iso(self._clock()), "values": values}
-
-
-_PROJECT_TELEMETRY = {
-    "GPU_QUOTA": "gpu",
-    "CPU_QUOTA": "cpu",
-    "MEMORY_QUOTA": "memory",
-    "GPU_ALLOCATION": "allocation",
-}
-"""Projects' telemetry lockstep answers: quotas (CPU in millicores, memory in MB) and the GPUs
-their workloads hold."""
-
-
-def _workload_group(workload: CurrentWorkload, name: str) -> str:
-    return {
-        "ClusterId": workload.cluster_id,
-        "DepartmentId": workload.department_id or "",
-        "ProjectId": workload.project_id,
-        "Type": workload.kind.value,
-        "CurrentNodepools": "default",
-        "Phase": workload.phase.value,
-        "Category": workload.category or "",
-    }[name]
-
-
-def _deserved(quotas: Quotas, pools: Sequence[str], resource: str) -> float:
+def deserved(quotas: Quotas, pools: Sequence[str], resource: str) -> float:
     """What the unit is guaranteed over `pools` (an unlimited share counts nothing)."""
     total = 0.0
     for pool in pools:

@@ -86,7 +86,7 @@ async def workloads_telemetry(
     kind = _telemetry_type(telemetry_type)
     groups = _groups(group_by, WORKLOAD_TELEMETRY_GROUPS, most=2)
     body = await services.calls.store(
-        services.metrics.workloads_telemetry,
+        services.telemetry.workloads,
         caller,
         kind,
         group_by=groups,
@@ -145,7 +145,7 @@ async def projects_telemetry(
     kind = _telemetry_type(telemetry_type)
     groups = _groups(group_by, PROJECT_TELEMETRY_GROUPS, most=2)
     body = await services.calls.store(
-        services.metrics.projects_telemetry,
+        services.telemetry.projects,
         caller,
         kind,
         group_by=groups,
