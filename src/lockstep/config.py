@@ -139,6 +139,8 @@ class Settings(BaseSettings):
     bootstrap_client_secret: SecretStr | None = None
     token_ttl_seconds: int = Field(default=3600, ge=60)
     resync_seconds: float = Field(default=30.0, gt=0)
+    metrics_interval_seconds: float = Field(default=15.0, gt=0, le=3600)
+    """How often the local runtime samples what each pod uses (README "Metrics")."""
     restart_backoff_seconds: float = Field(default=10.0, ge=0)
     """The wait before a failed gang's first restart; it doubles with each restart."""
     time_aware_fair_share: bool = False

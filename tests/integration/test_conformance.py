@@ -260,7 +260,7 @@ def test_documented_workload_fields_lockstep_has_no_value_for_are_null(api: Api)
         ({"sortBy": "aiApplicationName"}, ["alpha", "beta"]),
         ({"filterBy": "aiApplicationName==chat"}, []),
         ({"filterBy": "nodepool!=a100"}, ["alpha", "beta"]),
-        ({"filterBy": "totalPendingTimeSeconds>=1"}, []),
+        ({"filterBy": "idleAllocatedGpus>=1"}, []),
     ):
         listed = api.get("/api/v1/workloads", params=params)
         body = assert_conforms(listed, "/api/v1/workloads")

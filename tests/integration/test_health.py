@@ -164,6 +164,15 @@ LOCKSTEP_OPERATIONS = {
     ("/api/v1/org-unit/projects/{projectId}/claims", "post"),
     ("/api/v1/org-unit/projects/{projectId}/claims/{name}", "get"),
     ("/api/v1/org-unit/projects/{projectId}/claims/{name}", "delete"),
+    ("/api/v1/workloads/{workloadId}/metrics", "get"),
+    ("/api/v1/workloads/{workloadId}/pods/{podId}/metrics", "get"),
+    ("/api/v1/workloads/telemetry", "get"),
+    ("/api/v1/org-unit/projects/{projectId}/metrics", "get"),
+    ("/api/v1/org-unit/projects/telemetry", "get"),
+    ("/api/v1/org-unit/departments/{departmentId}/metrics", "get"),
+    ("/api/v1/clusters/{clusterUuid}/metrics", "get"),
+    ("/api/v1/clusters/{clusterUuid}/nodepools/{nodepoolName}/metrics", "get"),
+    ("/api/v1/nodes/{nodeId}/metrics", "get"),
     ("/healthz", "get"),
     ("/readyz", "get"),
 }
@@ -177,6 +186,9 @@ SAMPLE_PARAMETERS = {
     "podName": "x-master-0",
     "name": "x",
     "nodepoolId": "1",
+    "podId": "00000000-0000-4000-8000-000000000000",
+    "nodeId": "x",
+    "nodepoolName": "default",
 }
 
 

@@ -214,9 +214,10 @@ def run(
 
 
 def _existing_ids(server: LiveServer) -> tuple[dict[str, str], dict[str, str]]:
-    """A running distributed workload, the cluster, the default project, and a department and
-    a node pool that nothing depends on (so that deleting them succeeds); and a running
-    workload of each single-pod kind, by its collection."""
+    """A running distributed workload and one of its pods, the cluster and its node, the
+    default project, and a department and a node pool that nothing depends on (so that
+    deleting them succeeds); and a running workload of each single-pod kind, by its
+    collection."""
     api = server.api()
     cluster = api.cluster_id()
     workload = api.create(sleeping(cluster, name="contract", workers=1))["workloadId"]
@@ -242,8 +243,12 @@ def _existing_ids(server: LiveServer) -> tuple[dict[str, str], dict[str, str]]:
         },
     )
     assert department.status_code == 201 and pool.status_code == 201, (department, pool)
+    node = api.get(f"/api/v1/clusters/{cluster}/nodes").json()["nodes"][0]["name"]
+    pod = api.get(f"/api/v1/workloads/{workload}/pods").json()["pods"][0]["id"]
     pinned = {
         "workloadId": workload,
+        "podId": pod,
+        "nodeId": node,
         "clusterUuid": cluster,
         "departmentId": str(department.json()["id"]),
         "projectId": "1",

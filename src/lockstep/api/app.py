@@ -19,6 +19,7 @@ from lockstep.api.http_metrics import HttpMetrics
 from lockstep.api.routes import (
     claims,
     health,
+    metrics,
     node_pools,
     pod_logs,
     prometheus,
@@ -40,15 +41,19 @@ from lockstep.reconciler.queue import ORGANIZATION_CHANGED
 from lockstep.rendering import kubernetes_settings, organization_of, renderers
 from lockstep.runtimes.base import PodLogs, Runtime
 from lockstep.runtimes.local import machine
+from lockstep.runtimes.local.gpus import GpuReader
 from lockstep.runtimes.local.log_reader import LocalLogReader
 from lockstep.runtimes.local.sandbox.policy import unknown_data_volumes
 from lockstep.runtimes.local.volumes.claims import Claims
 from lockstep.services.claims import ClaimService
 from lockstep.services.exported_gauges import StoreGauges
+from lockstep.services.metric_sources import PROMETHEUS_NEEDED, NoMetricsSource, SampledMetrics
+from lockstep.services.metrics import MetricsService
 from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
+from lockstep.services.telemetry import TelemetryService
 from lockstep.services.workloads import WorkloadService
 from lockstep.store.database import Database
 
@@ -61,9 +66,11 @@ def create_app(
     clock: Clock = utc_now,
     runtime: Runtime | None = None,
     reconciler_process: bool = False,
+    gpus: GpuReader | None = None,
 ) -> FastAPI:
     """The server. With `reconciler_process` the reconciler and the local runtime run in a
-    child process (as `lockstep serve` runs them); otherwise on a thread of this process."""
+    child process (as `lockstep serve` runs them); otherwise on a thread of this process.
+    `gpus`: what the local runtime's metrics sampler reads GPUs with (NVML by default)."""
     core = open_core(settings, clock=clock, group_commit=True)
     instruments = Instruments()
     core.database.on_commit = instruments.observe_commit
@@ -76,7 +83,12 @@ def create_app(
             controller = ProcessController(settings)
         else:
             controller = ThreadController(
-                core.database, settings, clock=clock, runtime=runtime, instruments=instruments
+                core.database,
+                settings,
+                clock=clock,
+                runtime=runtime,
+                instruments=instruments,
+                gpus=gpus,
             )
         local_nodes = machine.nodes(settings.nodes)
         parts = _Parts(
@@ -134,6 +146,15 @@ def create_app(
         ),
         nodes=NodeService(organization, parts.nodes),
         node_pools=NodePoolService(core.database, organization, parts.nodes),
+        metrics=MetricsService(
+            core.database,
+            source=SampledMetrics(core.database)
+            if settings.runtime is RuntimeKind.LOCAL
+            else NoMetricsSource(PROMETHEUS_NEEDED),
+            nodes=parts.plain_nodes,
+            clock=clock,
+        ),
+        telemetry=TelemetryService(core.database, clock=clock),
         tokens=core.tokens,
         calls=Calls(core.database),
         logs=parts.logs,
@@ -153,6 +174,7 @@ def create_app(
     app.state.readiness = health.Readiness(core.database.ping, controller.reconciler_runs)
     errors.install(app)
     routers = (
+        metrics,  # before the routes whose `/{id}` would take `telemetry` for an id
         health,
         tokens,
         workloads,

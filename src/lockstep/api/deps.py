@@ -24,10 +24,12 @@ from lockstep.runtimes.base import PodLogs
 from lockstep.schemas.bounds import RequestBounds
 from lockstep.services.claims import ClaimService
 from lockstep.services.identity import IdentityService
+from lockstep.services.metrics import MetricsService
 from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
+from lockstep.services.telemetry import TelemetryService
 from lockstep.services.values import ValueService
 from lockstep.services.workloads import WorkloadService
 
@@ -42,6 +44,8 @@ class Services:
     claims: ClaimService
     nodes: NodeService
     node_pools: NodePoolService
+    metrics: MetricsService
+    telemetry: TelemetryService
     tokens: TokenAuthority
     calls: Calls
     logs: PodLogs

@@ -19,6 +19,7 @@ from lockstep.domain.errors import (
     Forbidden,
     InvalidRequest,
     LockstepError,
+    MetricsUnavailable,
     NotFound,
     StoreUnavailable,
     Unauthenticated,
@@ -34,6 +35,7 @@ STATUS: dict[type[LockstepError], int] = {
     NotFound: 404,
     Conflict: 409,
     StoreUnavailable: 503,
+    MetricsUnavailable: 503,
 }
 
 

@@ -18,6 +18,7 @@ from pydantic import ValidationError
 from lockstep.domain.clock import iso
 from lockstep.domain.cluster import NodeUse
 from lockstep.domain.kinds import TRAITS, WorkloadKind
+from lockstep.domain.metrics import WorkloadFigures
 from lockstep.domain.organization import Cluster, Department, Project
 from lockstep.domain.phases import Phase
 from lockstep.domain.plan import ReplicaPlan
@@ -127,11 +128,13 @@ def workload_item(
     *,
     image_environments: Mapping[str, Path] | None = None,
     unsandboxed: bool = False,
+    figures: WorkloadFigures | None = None,
 ) -> dict[str, Any]:
     """A workload as `GET /api/v1/workloads` lists it; `image_environments` are the local
     environments operators mapped to images (a condition names the images without one);
     `unsandboxed`: the local runtime runs pods without a sandbox (a condition names what the
-    workload asks that only a sandbox gives)."""
+    workload asks that only a sandbox gives); `figures`: its time Pending and Running and its
+    idle GPUs (services/metrics.py)."""
     spec = w.request.get("spec") or {}
     images = sorted(
         {
@@ -176,6 +179,10 @@ def workload_item(
         "actionsSupport": {"delete": True, "suspend": not w.actual_phase.is_terminal},
         "preemptible": is_preemptible(w.priority_class, spec.get("preemptibility")),
     }
+    if figures is not None:
+        item["totalPendingTimeSeconds"] = figures.pending_seconds
+        item["totalRunningTimeSeconds"] = figures.running_seconds
+        item["idleGpus"] = figures.idle_gpus
     if w.framework is not None:
         item["distributedFramework"] = w.framework.value
     if w.phase_reason is not None:  # the document's enum has no null

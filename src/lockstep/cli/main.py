@@ -122,6 +122,12 @@ def serve(
         int | None,
         typer.Option(help="Longest command, and args, of a pod [LOCKSTEP_MAX_COMMAND_LENGTH]."),
     ] = None,
+    metrics_interval_seconds: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds between samples of pods' usage [LOCKSTEP_METRICS_INTERVAL_SECONDS]."
+        ),
+    ] = None,
     access_log: Annotated[bool, typer.Option(help="Log every request.")] = False,
 ) -> None:
     """Run the API, the reconciler and the local runtime in one process."""
@@ -137,6 +143,7 @@ def serve(
             max_request_bytes=max_request_bytes,
             max_workers=max_workers,
             max_command_length=max_command_length,
+            metrics_interval_seconds=metrics_interval_seconds,
         ),
         access_log=access_log,
     )

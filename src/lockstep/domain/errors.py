@@ -69,3 +69,8 @@ class StoreUnavailable(LockstepError):
 class SealBroken(LockstepError):
     """A sealed (encrypted) value could not be opened: it was sealed with another key, or
     altered since. Retrying does not help; the key or the stored value must be put right."""
+
+
+class MetricsUnavailable(LockstepError):
+    """The runtime has no source of metrics configured (the Kubernetes runtime needs a
+    Prometheus to ask); retrying does not help until one is."""

@@ -25,8 +25,10 @@ from lockstep.domain.values import ProjectValues
 from lockstep.observability.instruments import Instruments, forget_process
 from lockstep.reconciler.loop import Reconciler, ReconcilerSettings
 from lockstep.reconciler.queue import WorkQueue
+from lockstep.reconciler.sampling import sampler
 from lockstep.runtimes.base import Runtime
 from lockstep.runtimes.local import machine
+from lockstep.runtimes.local.gpus import GpuReader
 from lockstep.runtimes.local.runtime import LocalRuntime
 from lockstep.runtimes.local.sandbox.policy import SandboxPolicy, policy_of
 from lockstep.scheduler.fair_share import TimeAware
@@ -67,8 +69,13 @@ class ThreadController:
         clock: Clock,
         runtime: Runtime | None = None,
         instruments: Instruments | None = None,
+        gpus: GpuReader | None = None,
     ) -> None:
+        """`gpus`: what the local runtime's sampler reads GPUs with (NVML by default)."""
         self.queue = WorkQueue()
+        self.sampler = (
+            None if runtime is not None else sampler(database, settings, clock=clock, gpus=gpus)
+        )
         self.runtime = runtime or LocalRuntime(
             settings.runtime_dir,
             on_change=self.queue.add,
@@ -97,6 +104,8 @@ class ThreadController:
 
     def start(self) -> None:
         self.reconciler.start()
+        if self.sampler is not None:
+            self.sampler.start()
 
     def notify(self, workload_id: str) -> None:
         self.queue.add(workload_id)
@@ -105,6 +114,8 @@ class ThreadController:
         return self.reconciler.running
 
     def stop(self) -> None:
+        if self.sampler is not None:
+            self.sampler.stop()
         self.reconciler.stop()
         self.runtime.close()
 
@@ -251,7 +262,11 @@ def main() -> None:
     )
     reader.start()
     tune_garbage_collection()
+    if controller.sampler is not None:
+        controller.sampler.start()
     controller.reconciler.run()
+    if controller.sampler is not None:
+        controller.sampler.stop()
     controller.runtime.close()
     with contextlib.suppress(Exception):
         database.dispose()

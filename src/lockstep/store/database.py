@@ -23,6 +23,7 @@ from sqlalchemy.exc import TimeoutError as PoolTimeout
 from lockstep.domain.errors import StoreUnavailable
 from lockstep.store.group_commit import WalSyncer
 from lockstep.store.identity import IdentityRepository
+from lockstep.store.metrics import MetricsRepository
 from lockstep.store.node_pools import NodePoolRepository
 from lockstep.store.organization import OrganizationRepository
 from lockstep.store.scheduling import SchedulingRepository
@@ -77,6 +78,7 @@ class UnitOfWork:
         self.identity = IdentityRepository(connection)
         self.values = ValueRepository(connection, sealer)
         self.scheduling = SchedulingRepository(connection)
+        self.metrics = MetricsRepository(connection)
 
     def hold_start_up_lock(self) -> None:
         """See `hold_start_up_lock`: for a start-up step that must run once among replicas."""

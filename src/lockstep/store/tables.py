@@ -266,3 +266,24 @@ fair_shares = Table(
 )
 """What the scheduler's last cycle found for each project and department in each node pool:
 per resource its deserved share, fair share, allocation and request (JSON; -1: unlimited)."""
+
+metric_samples = Table(
+    "metric_samples",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("at", UtcDateTime, nullable=False),
+    Column("workload_id", String(36), nullable=False),
+    Column("pod", String(255), nullable=False),
+    Column("node", String(255), nullable=False),
+    Column("metric", String(64), nullable=False),
+    Column("gpu", String(16), nullable=False, server_default=""),
+    Column("value", Float, nullable=False),
+    Column("weight", Integer, nullable=False, server_default="1"),
+    Column("rolled_up", Boolean, nullable=False, server_default=text("false")),
+    Index("ix_metric_samples_workload", "workload_id", "metric", "at"),
+    Index("ix_metric_samples_node", "node", "metric", "at"),
+    Index("ix_metric_samples_age", "rolled_up", "at"),
+)
+"""What the sampler took of each pod (domain/metrics.py `Sample`): full resolution for a day,
+then 5-minute averages (`rolled_up`, `weight` samples each) for 30 days. No foreign key: the
+samples of a workload outlive neither its record nor their retention."""

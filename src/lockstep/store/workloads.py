@@ -52,6 +52,7 @@ from lockstep.domain.workload import (
     WorkloadUpdate,
 )
 from lockstep.schemas.distributed import DistributedFramework
+from lockstep.store.metrics import time_in_phase
 from lockstep.store.tables import departments, events, phase_changes, pods, projects, workloads
 
 
@@ -79,12 +80,12 @@ _FIELDS: dict[str, tuple[ColumnElement[Any], str]] = {
     "priorityClassName": (workloads.c.priority_class, "text"),
     "allocatedGPU": (cast(workloads.c.allocated_gpus, Float), "number"),
 }
+_FIELDS["totalPendingTimeSeconds"] = (time_in_phase(Phase.PENDING), "number")
+_FIELDS["totalRunningTimeSeconds"] = (time_in_phase(Phase.RUNNING), "number")
+# `idleGpus` is shown (from the samples) but neither filtered nor sorted by.
 _UNKNOWN = (
     "nodepool",
-    "idleGpus",
     "idleAllocatedGpus",
-    "totalPendingTimeSeconds",
-    "totalRunningTimeSeconds",
     "guaranteedRuntimeEndsAt",
     "aiApplicationId",
     "aiApplicationName",

@@ -68,9 +68,13 @@ async def get_workloads(
 ) -> Response:
     query = _query(filter_by, sort_by, sort_order, offset, limit, search, deleted)
     result = await services.calls.store(services.workloads.page, caller, query)
+    figures = await services.calls.store(services.metrics.figures, [w.id for w in result.items])
     items = [
         views.workload_item(
-            w, image_environments=services.image_environments, unsandboxed=services.unsandboxed
+            w,
+            image_environments=services.image_environments,
+            unsandboxed=services.unsandboxed,
+            figures=figures.get(w.id),
         )
         for w in result.items
     ]
@@ -159,8 +163,12 @@ async def get_workload(
     workload, position = await services.calls.store(
         services.workloads.get_with_position, caller, str(workload_id)
     )
+    figures = await services.calls.store(services.metrics.figures, [workload.id])
     item = views.workload_item(
-        workload, image_environments=services.image_environments, unsandboxed=services.unsandboxed
+        workload,
+        image_environments=services.image_environments,
+        unsandboxed=services.unsandboxed,
+        figures=figures.get(workload.id),
     )
     if (workload.request.get("spec") or {}).get("exposedUrls"):
         _, pods = await services.calls.store(
