@@ -44,6 +44,7 @@ from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
+from lockstep.services.workload_watch import WorkloadWatch
 from lockstep.services.workloads import WorkloadService
 from lockstep.store.database import Database
 
@@ -82,11 +83,12 @@ def create_app(
     )
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         controller.start()
         try:
             yield
         finally:
+            await app.state.workload_watch.close()
             controller.stop()
             core.close()
 
@@ -135,6 +137,12 @@ def create_app(
         clock=clock,
         version=__version__,
         bounds=settings.request_bounds,
+    )
+    app.state.workload_watch = WorkloadWatch(
+        core.database,
+        app.state.services.workloads,
+        run_store=app.state.services.calls.store,
+        max_streams=settings.max_watch_streams,
     )
     app.state.bootstrap = created
     app.state.settings = settings
