@@ -17,6 +17,7 @@ from lockstep.api.calls import Calls
 from lockstep.api.deps import Services, no_nul_in_url
 from lockstep.api.routes import (
     claims,
+    console,
     health,
     node_pools,
     pod_logs,
@@ -159,6 +160,7 @@ def create_app(
         scheduling,
         values,
         claims,
+        console,
     )
     for router in workload_kinds.routers:
         app.include_router(router)
