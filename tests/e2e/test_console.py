@@ -5,7 +5,7 @@ it from the page, a waiting workload's reason and queue position, submitting fro
 after its dry run; and the console's security: a strict Content-Security-Policy, the token in
 sessionStorage only (no cookie, never in a URL), every API call the pages make carrying it.
 
-Each page is photographed at 1280×800 into `SCREENSHOTS` (not committed)."""
+Each page is photographed at 1280 by 800 into `SCREENSHOTS` (not committed)."""
 
 from __future__ import annotations
 
@@ -49,7 +49,7 @@ def server(tmp_path: Path, sqlite_url: str) -> Iterator[LiveServer]:
 
 
 @pytest.fixture
-def browser() -> Iterator[WebDriver]:
+def browser() -> Iterator[webdriver.Chrome]:
     options = Options()
     options.binary_location = CHROMIUM
     for argument in ("--headless=new", "--no-sandbox", "--window-size=1280,800"):
@@ -126,7 +126,7 @@ def project(api: Api, name: str, *, gpu_limit: float) -> str:
 
 
 def test_the_console_shows_and_drives_workloads_live(
-    server: LiveServer, browser: WebDriver
+    server: LiveServer, browser: webdriver.Chrome
 ) -> None:
     api = server.api()
     sign_in(browser, server)
@@ -163,13 +163,17 @@ def test_the_console_shows_and_drives_workloads_live(
 
     # A waiting workload: its reason and its place in the queue.
     capped = project(api, "capped", gpu_limit=4)
-    four_gpus = {"compute": {"gpuDevicesRequest": 2}}
+    two_gpus_a_pod = {"gpuDevicesRequest": 2}
     first = api.create(
-        sleeping(api.cluster_id(), name="first", project_id=capped, workers=1, **four_gpus)
+        sleeping(
+            api.cluster_id(), name="first", project_id=capped, workers=1, compute=two_gpus_a_pod
+        )
     )
     api.wait_for(first["workloadId"], ["Running"])
     second = api.create(
-        sleeping(api.cluster_id(), name="second", project_id=capped, workers=1, **four_gpus)
+        sleeping(
+            api.cluster_id(), name="second", project_id=capped, workers=1, compute=two_gpus_a_pod
+        )
     )
     second_id = second["workloadId"]
     poll(
@@ -202,7 +206,7 @@ def test_the_console_shows_and_drives_workloads_live(
     submit = element(browser, "#submit")
     assert not submit.is_enabled()
     element(browser, "#dry-run-button").click()
-    until(browser, lambda: element(browser, "#dry-run").text.strip(), "the dry run shown")
+    until(browser, lambda: element(browser, "#dry-run").text != "", "the dry run shown")
     until(browser, submit.is_enabled, "submission allowed after the dry run")
     photograph(browser, "submit")
     submit.click()
@@ -219,13 +223,14 @@ def test_the_console_shows_and_drives_workloads_live(
     _the_token_travels_only_in_headers(browser, server)
 
 
-def _the_token_travels_only_in_headers(browser: WebDriver, server: LiveServer) -> None:
+def _the_token_travels_only_in_headers(browser: webdriver.Chrome, server: LiveServer) -> None:
     token = browser.execute_script("return sessionStorage.getItem('lockstep.token')")
     assert token
     assert browser.get_cookies() == []
+    entries: list[dict[str, Any]] = browser.get_log("performance")  # type: ignore[no-untyped-call]
     requests = [
         json.loads(entry["message"])["message"]["params"]["request"]
-        for entry in browser.get_log("performance")
+        for entry in entries
         if json.loads(entry["message"])["message"]["method"] == "Network.requestWillBeSent"
     ]
     api_calls = [r for r in requests if r["url"].startswith(f"{server.url}/api/")]

@@ -25,7 +25,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 from lockstep.auth.tokens import Principal
 from lockstep.domain.errors import LockstepError
@@ -43,7 +43,12 @@ DEFAULT_MAX_STREAMS = 100
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 T = TypeVar("T")
-StoreRunner = Callable[[Callable[[], T]], Awaitable[T]]
+
+
+class StoreRunner(Protocol):
+    """How a store call runs from the event loop (api/calls.py `Calls.store`)."""
+
+    def __call__(self, function: Callable[[], T], /) -> Awaitable[T]: ...
 
 
 class StreamLimitReached(LockstepError):
@@ -104,7 +109,7 @@ class WorkloadWatch:
         database: Database,
         workloads: WorkloadService,
         *,
-        run_store: StoreRunner[_Step],
+        run_store: StoreRunner,
         max_streams: int = DEFAULT_MAX_STREAMS,
         poll_seconds: float = POLL_SECONDS,
     ) -> None:
