@@ -39,6 +39,7 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 0.05
 OVERLAP = timedelta(seconds=2)
 QUEUE_LIMIT = 1000
+RETRY_SECONDS = 0.5
 DEFAULT_MAX_STREAMS = 100
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
@@ -101,6 +102,8 @@ class _Step:
     lists: dict[Subscription, list[Workload]]
     changed: list[Workload]
     matching: dict[ListQuery, set[str]]
+    newest: datetime
+    seen: dict[str, datetime]
 
 
 class WorkloadWatch:
@@ -132,12 +135,12 @@ class WorkloadWatch:
     async def open(self, caller: Principal, query: ListQuery) -> Subscription:
         """A new stream of the workloads `query` lists for `caller`; StreamLimitReached when
         `max_streams` are open."""
-        if len(self._streams) >= self.max_streams:
+        scoped = await self._run_store(lambda: self._workloads.readable_query(caller, query))
+        if len(self._streams) >= self.max_streams:  # counted after the await: no race
             raise StreamLimitReached(
                 f"{self.max_streams} change streams are open, the most this server allows; "
                 "close one or retry later"
             )
-        scoped = await self._run_store(lambda: self._workloads.readable_query(caller, query))
         subscription = Subscription(scoped, self)
         self._streams.add(subscription)
         self._new.append(subscription)
@@ -168,37 +171,41 @@ class WorkloadWatch:
             queries = {s.query for s in existing}
             try:
                 step = await self._run_store(functools.partial(self._read, new, queries))
-            except LockstepError as error:
-                log.warning("reading workload changes failed: %s; retrying", error)
+            except Exception as error:  # the feed outlives a failed read: streams wait on it
+                if isinstance(error, LockstepError):
+                    log.warning("reading workload changes failed: %s; retrying", error)
+                else:
+                    log.exception("reading workload changes failed; retrying")
                 self._new = new + self._new
-                await asyncio.sleep(self._poll_seconds * 10)
+                await asyncio.sleep(RETRY_SECONDS)
                 continue
+            self._newest, self._seen = step.newest, step.seen
             self._deliver(step, existing)
             await asyncio.sleep(self._poll_seconds)
 
     def _read(self, new: list[Subscription], queries: set[ListQuery]) -> _Step:
         with self._db.read() as unit:
-            fresh = self._fresh(unit)
+            fresh, newest, seen = self._fresh(unit)
             lists = {s: _every(unit, s.query) for s in new}
             found = unit.workloads.get_many(fresh) if fresh else {}
             changed = [found[i] for i in fresh if i in found]
             ids = [w.id for w in changed]
             matching = {q: unit.workload_changes.matching(ids, q) for q in queries} if ids else {}
-        return _Step(lists, changed, matching)
+        return _Step(lists, changed, matching, newest, seen)
 
-    def _fresh(self, unit: UnitOfWork) -> list[str]:
+    def _fresh(self, unit: UnitOfWork) -> tuple[list[str], datetime, dict[str, datetime]]:
         """The workloads written since the last read, oldest write first (none on the first
-        read: the lists of the streams opened with it hold them)."""
+        read: the lists of the streams opened with it hold them); the newest stamp seen and
+        the stamps seen within `OVERLAP` of it, once this read succeeds."""
         changes = unit.workload_changes
         first = self._newest is None
-        if self._newest is None:
-            self._newest = changes.newest() or EPOCH
-        rows = changes.since(self._newest - OVERLAP)
+        newest = self._newest or changes.newest() or EPOCH
+        rows = changes.since(newest - OVERLAP)
         fresh = sorted((at, i) for i, at in rows if self._seen.get(i) != at)
-        self._newest = max([self._newest, *(at for _, at in rows)])
-        horizon = self._newest - OVERLAP
-        self._seen = {i: at for i, at in (*self._seen.items(), *rows) if at > horizon}
-        return [] if first else [i for _, i in fresh]
+        newest = max([newest, *(at for _, at in rows)])
+        horizon = newest - OVERLAP
+        seen = {i: at for i, at in (*self._seen.items(), *rows) if at > horizon}
+        return ([] if first else [i for _, i in fresh]), newest, seen
 
     def _deliver(self, step: _Step, existing: list[Subscription]) -> None:
         for subscription, workloads in step.lists.items():

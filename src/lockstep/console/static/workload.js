@@ -21,25 +21,31 @@ function waiting(item) {
   );
 }
 
-async function metrics(section, id, signal) {
+const METRICS_EVERY_MS = 15000;
+
+async function drawMetrics(section, id, signal) {
   const end = new Date();
   const start = new Date(end.getTime() - 30 * 60 * 1000);
   const params = new URLSearchParams({ metricType: METRICS, start: start.toISOString(), end: end.toISOString(), numberOfSamples: "60" });
   let found = [];
+  let failure = null;
   try {
     const body = await api.get(`/api/v1/workloads/${id}/metrics?${params}`, signal);
     found = (body?.measurements || []).filter((m) => (m.values || []).length);
   } catch (error) {
-    if (error.status !== 404) section.append(h("p", { class: "error", text: error.message }));
+    if (error.status !== 404) failure = error.message;
   }
-  if (!found.length) {
-    section.append(h("p", { id: "no-samples", text: "no samples yet" }));
-    return;
-  }
-  for (const measurement of found) {
-    const labels = Object.values(measurement.labels || {}).join(" ");
-    section.append(lineChart(`${measurement.type} ${labels}`.trim(), measurement.values));
-  }
+  const charts = found.map((m) => lineChart(`${m.type} ${Object.values(m.labels || {}).join(" ")}`.trim(), m.values));
+  fill(section, h("h2", { text: "Metrics" }),
+    failure ? h("p", { class: "error", text: failure }) : null,
+    charts.length ? charts : h("p", { id: "no-samples", text: "no samples yet" }));
+}
+
+/** The metrics drawn now and again every METRICS_EVERY_MS while the page is open. */
+function metrics(section, id, signal) {
+  drawMetrics(section, id, signal);
+  const timer = setInterval(() => drawMetrics(section, id, signal), METRICS_EVERY_MS);
+  signal.addEventListener("abort", () => clearInterval(timer), { once: true });
 }
 
 function logs(section, id, pods, signal) {
