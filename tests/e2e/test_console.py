@@ -55,7 +55,7 @@ def browser() -> Iterator[webdriver.Chrome]:
     for argument in ("--headless=new", "--no-sandbox", "--window-size=1280,800"):
         options.add_argument(argument)
     options.add_argument("--disable-dev-shm-usage")
-    options.set_capability("goog:loggingPrefs", {"performance": "ALL"})
+    options.set_capability("goog:loggingPrefs", {"performance": "ALL", "browser": "ALL"})
     driver = webdriver.Chrome(options=options, service=Service(CHROMEDRIVER))
     driver.execute_cdp_cmd(
         "Emulation.setDeviceMetricsOverride",
@@ -241,6 +241,8 @@ def _the_token_travels_only_in_headers(browser: webdriver.Chrome, server: LiveSe
             assert request["headers"].get("Authorization") == f"Bearer {token}", request["url"]
     for request in requests:
         assert "Cookie" not in request["headers"]
+    console: list[dict[str, Any]] = browser.get_log("browser")  # type: ignore[no-untyped-call]
+    assert not [m for m in console if "Content Security Policy" in m["message"]], console
 
 
 def test_the_console_is_served_with_a_strict_policy_and_needs_no_token_to_load(
