@@ -220,6 +220,25 @@ def test_the_console_shows_and_drives_workloads_live(
     assert created["type"] == "Training"
     until(browser, lambda: "from-the-form" in element(browser, "#summary").text, "its page")
 
+    # Filtered as the list API filters: by type, then by project.
+    browser.get(f"{server.url}/console/#/workloads")
+    row(browser, chatty_id)
+    Select(element(browser, "#filter-type")).select_by_value("Training")
+
+    def names() -> list[str]:
+        return [
+            r.text.split("\n")[0] for r in browser.find_elements(By.CSS_SELECTOR, "tr[data-id]")
+        ]
+
+    until(browser, lambda: names() and all("from-the-form" in n for n in names()), "trainings only")
+    Select(element(browser, "#filter-type")).select_by_value("")
+    element(browser, "#filter-project").send_keys("capped", Keys.TAB)
+    until(
+        browser,
+        lambda: sorted(n.split()[0] for n in names()) == ["first", "second"],
+        "the capped project's workloads only",
+    )
+
     _the_token_travels_only_in_headers(browser, server)
 
 
