@@ -37,6 +37,11 @@ export async function projectsPage(view, signal) {
   fill(view, h("h1", { text: "Projects and departments" }), sections, departmentRows);
 }
 
+function amounts(of) {
+  if (!of) return "";
+  return `${of.gpus ?? 0} GPUs · ${of.cpuCores ?? 0} CPU cores · ${of.memory ?? 0} memory`;
+}
+
 export async function nodesPage(view, signal) {
   const clusters = await api.get("/api/v1/clusters", signal);
   const [nodes, pools] = await Promise.all([
@@ -47,7 +52,7 @@ export async function nodesPage(view, signal) {
     h("h1", { text: "Nodes and node pools" }),
     h("h2", { text: "Node pools" }),
     table(["Pool", "Capacity", "Allocated"], pools.nodepools.map((p) => h("tr", {},
-      h("td", { text: p.name }), h("td", { text: JSON.stringify(p.capacity ?? {}) }), h("td", { text: JSON.stringify(p.allocated ?? {}) })))),
+      h("td", { text: p.name }), h("td", { text: amounts(p.capacity) }), h("td", { text: amounts(p.allocated) })))),
     h("h2", { text: "Nodes" }),
     table(["Node", "Pool", "Status", "CPU cores", "Memory", "GPUs, device by device"], (nodes.nodes || nodes).map((n) => h("tr", { "data-node": n.name },
       h("td", { text: n.name }), h("td", { text: n.nodePool }), h("td", { text: n.status }),
