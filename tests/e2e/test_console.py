@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from selenium.webdriver.remote.webdriver import WebDriver
 from selenium.webdriver.remote.webelement import WebElement
 from selenium.webdriver.support.select import Select
 
+from lockstep.domain.clock import iso
 from tests.conftest import running
 from tests.support.api import ADMIN_ID, ADMIN_SECRET, Api, poll
 from tests.support.requests import distributed, python, sleeping
@@ -285,3 +287,36 @@ def test_the_console_is_served_with_a_strict_policy_and_needs_no_token_to_load(
         assert client.get("/console/nothing.js").status_code == 404
         refused = client.get("/api/v1/workloads")
         assert refused.status_code == 401 and refused.json()["code"] == 401
+
+
+def test_a_workloads_metrics_are_drawn_as_charts(
+    server: LiveServer, browser: webdriver.Chrome
+) -> None:
+    """Needs `GET /api/v1/workloads/{id}/metrics` (the contract's measurements)."""
+    api = server.api()
+    busy = python("while True:\n    sum(range(100000))")
+    created = api.create(distributed(api.cluster_id(), name="busy", workers=1, args=busy))
+    workload_id = created["workloadId"]
+    api.wait_for(workload_id, ["Running"])
+
+    def sampled() -> list[dict[str, Any]] | None:
+        now = datetime.now(UTC)
+        window = {"start": iso(now - timedelta(minutes=10)), "end": iso(now)}
+        response = api.get(
+            f"/api/v1/workloads/{workload_id}/metrics",
+            params={"metricType": "CPU_USAGE_CORES", "numberOfSamples": "20", **window},
+        )
+        if response.status_code != 200:
+            return None
+        measurements: list[dict[str, Any]] = response.json()["measurements"]
+        return measurements if any(m["values"] for m in measurements) else None
+
+    poll(sampled, timeout=WAIT, what="CPU samples of the busy workload")
+    sign_in(browser, server)
+    browser.get(f"{server.url}/console/#/workloads/{workload_id}")
+    chart = element(browser, "#metrics svg.metric-chart")
+    assert "CPU_USAGE_CORES" in str(chart.get_attribute("aria-label"))
+    path = chart.find_element(By.CSS_SELECTOR, "path.chart-line").get_attribute("d")
+    assert str(path).startswith("M")
+    assert not browser.find_elements(By.CSS_SELECTOR, "#no-samples")
+    photograph(browser, "metrics")
