@@ -194,6 +194,8 @@ class Settings(BaseSettings):
     log_format: LogFormat = LogFormat.AUTO
     max_request_bytes: int = Field(default=DEFAULT_MAX_REQUEST_BYTES, ge=1024)
     """A request body larger than this is refused (413)."""
+    max_watch_streams: int = Field(default=100, ge=1)
+    """The most change streams (`GET /api/v1/workloads?watch=true`) open at once; beyond, 503."""
     max_workers: int = Field(default=DEFAULT_MAX_WORKERS, ge=1)
     """The most workers a workload may have (numWorkers, minReplicas, maxReplicas), so at
     most this many pods plus its master."""

@@ -18,6 +18,7 @@ from lockstep.api.deps import Services, no_nul_in_url
 from lockstep.api.http_metrics import HttpMetrics
 from lockstep.api.routes import (
     claims,
+    console,
     health,
     metrics,
     node_pools,
@@ -54,6 +55,7 @@ from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
 from lockstep.services.telemetry import TelemetryService
+from lockstep.services.workload_watch import WorkloadWatch
 from lockstep.services.workloads import WorkloadService
 from lockstep.store.database import Database
 
@@ -103,11 +105,12 @@ def create_app(
     )
 
     @asynccontextmanager
-    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         controller.start()
         try:
             yield
         finally:
+            await app.state.workload_watch.close()
             controller.stop()
             core.close()
 
@@ -167,6 +170,12 @@ def create_app(
         version=__version__,
         bounds=settings.request_bounds,
     )
+    app.state.workload_watch = WorkloadWatch(
+        core.database,
+        app.state.services.workloads,
+        run_store=app.state.services.calls.store,
+        max_streams=settings.max_watch_streams,
+    )
     app.state.bootstrap = created
     app.state.settings = settings
     app.state.exposition = Exposition(instruments, StoreGauges(core.database, parts.nodes))
@@ -185,6 +194,7 @@ def create_app(
         scheduling,
         values,
         claims,
+        console,
     )
     for router in workload_kinds.routers:
         app.include_router(router)

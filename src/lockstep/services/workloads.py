@@ -271,6 +271,11 @@ class WorkloadService:
             rows, more = unit.workloads.page(scoped)
             return PageOf(rows, more)
 
+    def readable_query(self, caller: Principal, query: ListQuery) -> ListQuery:
+        """`query` narrowed to the projects the caller may read (none: it matches nothing)."""
+        with self._db.read() as unit:
+            return _readable(unit, caller, query) or replace(query, project_ids=frozenset())
+
     def count(self, caller: Principal, query: ListQuery) -> int:
         with self._db.read() as unit:
             scoped = _readable(unit, caller, query)

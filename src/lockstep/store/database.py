@@ -28,6 +28,7 @@ from lockstep.store.node_pools import NodePoolRepository
 from lockstep.store.organization import OrganizationRepository
 from lockstep.store.scheduling import SchedulingRepository
 from lockstep.store.values import Sealing, ValueRepository
+from lockstep.store.workload_changes import WorkloadChanges
 from lockstep.store.workloads import WorkloadRepository
 
 _MIGRATIONS = Path(__file__).parent / "migrations"
@@ -79,6 +80,7 @@ class UnitOfWork:
         self.values = ValueRepository(connection, sealer)
         self.scheduling = SchedulingRepository(connection)
         self.metrics = MetricsRepository(connection)
+        self.workload_changes = WorkloadChanges(connection)
 
     def hold_start_up_lock(self) -> None:
         """See `hold_start_up_lock`: for a start-up step that must run once among replicas."""

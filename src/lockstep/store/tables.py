@@ -172,6 +172,7 @@ workloads = Table(
         postgresql_where=text("deleted_at IS NULL"),
     ),
     Index("ix_workloads_created_at", "created_at"),
+    Index("ix_workloads_updated_at", "updated_at"),
     Index("ix_workloads_queue", "actual_phase", "parked", "created_at"),
     Index("ix_workloads_project_queue", "project_id", "actual_phase", "parked"),
 )

@@ -525,7 +525,8 @@ class WorkloadRepository:
         row = self._db.execute(query, {"id": workload_id}).first()
         return None if row is None else _workload(row)
 
-    def _where(self, query: Select[Any], spec: ListQuery) -> Select[Any]:
+    def where(self, query: Select[Any], spec: ListQuery) -> Select[Any]:
+        """`query` narrowed to the workloads the list `spec` shows (not its order or paging)."""
         if spec.deleted:
             query = query.where(workloads.c.deleted_at.is_not(None))
         else:
@@ -553,7 +554,7 @@ class WorkloadRepository:
 
     def page(self, spec: ListQuery) -> tuple[list[Workload], bool]:
         """One page of workloads and whether another page follows."""
-        query = self._where(_JOINED, spec)
+        query = self.where(_JOINED, spec)
         known = spec.sort_by is not None and spec.sort_by not in _UNKNOWN
         column = _FIELDS[spec.sort_by][0] if spec.sort_by and known else workloads.c.created_at
         order = column.desc() if spec.sort_order is SortOrder.DESC else column.asc()
@@ -564,7 +565,7 @@ class WorkloadRepository:
         return items[: spec.limit], len(items) > spec.limit
 
     def count(self, spec: ListQuery) -> int:
-        query = self._where(
+        query = self.where(
             select(func.count())
             .select_from(workloads)
             .join(projects, projects.c.id == workloads.c.project_id)

@@ -1,5 +1,6 @@
 """`/api/v1/workloads`: the list and count of every workload, the pods of every workload, and
-one workload's detail, pods, events and phase history."""
+one workload's detail, pods, events and phase history; the list also as a stream of its
+changes (`watch=true`)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ from enum import StrEnum
 from typing import Annotated
 
 from fastapi import APIRouter, Query
+from starlette.requests import Request
 from starlette.responses import Response
 
 from lockstep.api import views
 from lockstep.api.deps import CallerDep, ServicesDep, WorkloadId
 from lockstep.api.responses import json_response, page
+from lockstep.api.routes.watch import watch_workloads
 from lockstep.domain.errors import InvalidRequest
 from lockstep.domain.listing import ListQuery, SortOrder, check_paging, parse_filters
 from lockstep.domain.plan import ReplicaPlan
@@ -56,6 +59,7 @@ def _query(
 
 @router.get("")
 async def get_workloads(
+    request: Request,
     caller: CallerDep,
     services: ServicesDep,
     filter_by: FilterBy = None,
@@ -65,8 +69,12 @@ async def get_workloads(
     limit: Limit = None,
     search: Search = None,
     deleted: Deleted = None,
+    watch: Annotated[bool, Query()] = False,
 ) -> Response:
+    """With `watch=true`, a stream of the list and its changes (routes/watch.py)."""
     query = _query(filter_by, sort_by, sort_order, offset, limit, search, deleted)
+    if watch:
+        return await watch_workloads(request, caller, services, query)
     result = await services.calls.store(services.workloads.page, caller, query)
     figures = await services.calls.store(services.metrics.figures, [w.id for w in result.items])
     items = [

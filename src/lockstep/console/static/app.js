@@ -1,0 +1,76 @@
+// The console's entry: sign-in, the hash routes, and the status line.
+import * as api from "./api.js";
+import { field, h } from "./dom.js";
+import { nodesPage, projectsPage } from "./org.js";
+import { submitPage } from "./submit.js";
+import { workloadPage } from "./workload.js";
+import { workloadsPage } from "./workloads.js";
+
+const view = document.getElementById("view");
+const status = document.getElementById("status");
+let current = new AbortController();
+
+function say(text, isError = false) {
+  status.textContent = text;
+  status.className = isError ? "error" : "";
+}
+
+function signInPage() {
+  const id = h("input", { id: "client-id", name: "clientId", type: "text", autocomplete: "username", required: true });
+  const secret = h("input", { id: "client-secret", name: "clientSecret", type: "password", autocomplete: "current-password", required: true });
+  const error = h("p", { class: "error", id: "sign-in-error", role: "alert" });
+  const form = h("form", { class: "signin", id: "sign-in", onsubmit: async (event) => {
+    event.preventDefault();
+    try {
+      await api.signIn(id.value, secret.value);
+      window.location.hash = "#/workloads";
+    } catch (failure) {
+      error.textContent = `Sign-in failed: ${failure.message}`;
+    }
+  } },
+  h("h1", { text: "Sign in" }),
+  field("Application client id", id), field("Client secret", secret),
+  h("button", { type: "submit" }, "Sign in"), error);
+  view.replaceChildren(form);
+  id.focus();
+}
+
+const ROUTES = [
+  [/^#\/workloads\/([^/]+)$/, (signal, id) => workloadPage(view, signal, say, decodeURIComponent(id))],
+  [/^#\/workloads$/, (signal) => workloadsPage(view, signal, say)],
+  [/^#\/projects$/, (signal) => projectsPage(view, signal)],
+  [/^#\/nodes$/, (signal) => nodesPage(view, signal)],
+  [/^#\/submit$/, (signal) => submitPage(view, signal, say)],
+];
+
+async function route() {
+  current.abort();
+  current = new AbortController();
+  const hash = window.location.hash || "#/workloads";
+  document.getElementById("nav").hidden = !api.signedIn();
+  if (!api.signedIn() || hash === "#/signin") {
+    if (api.signedIn()) window.location.hash = "#/workloads";
+    else signInPage();
+    return;
+  }
+  const match = ROUTES.map(([pattern, page]) => [hash.match(pattern), page]).find(([m]) => m);
+  if (!match) {
+    window.location.hash = "#/workloads";
+    return;
+  }
+  const [found, page] = match;
+  view.replaceChildren(h("p", { text: "Loading…" }));
+  try {
+    await page(current.signal, ...found.slice(1));
+  } catch (error) {
+    if (!current.signal.aborted) view.replaceChildren(h("p", { class: "error", text: error.message }));
+  }
+}
+
+document.getElementById("sign-out").addEventListener("click", () => {
+  api.signOut();
+  window.location.hash = "#/signin";
+  route();
+});
+window.addEventListener("hashchange", route);
+route();
