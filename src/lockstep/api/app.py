@@ -8,10 +8,11 @@ from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
+import orjson
 from fastapi import Depends, FastAPI
 
 from lockstep import __version__
-from lockstep.api import errors
+from lockstep.api import errors, views
 from lockstep.api.body_size import BodySizeLimit
 from lockstep.api.calls import Calls
 from lockstep.api.deps import Services, no_nul_in_url
@@ -174,6 +175,15 @@ def create_app(
         core.database,
         app.state.services.workloads,
         run_store=app.state.services.calls.store,
+        render=lambda workload, figures: orjson.dumps(
+            views.workload_item(
+                workload,
+                image_environments=app.state.services.image_environments,
+                unsandboxed=app.state.services.unsandboxed,
+                figures=figures,
+            )
+        ),
+        clock=clock,
         max_streams=settings.max_watch_streams,
     )
     app.state.bootstrap = created

@@ -11,6 +11,9 @@ A write is stamped before it commits, so a change may become visible stamped a l
 than one already read: the feed reads back `OVERLAP` before the newest stamp it has seen, and
 remembers which (workload, stamp) pairs it has already handed out within that window.
 
+Each change is rendered once, as the list shows it (with its figures: time Pending and Running,
+idle GPUs), whatever the number of streams that are sent it.
+
 Each stream holds at most `QUEUE_LIMIT` changes not yet sent; one that falls further behind
 (its client does not read) is ended, and its client opens a new one for a fresh list. At most
 `max_streams` are open at once.
@@ -28,8 +31,10 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol, TypeVar
 
 from lockstep.auth.tokens import Principal
+from lockstep.domain.clock import Clock
 from lockstep.domain.errors import LockstepError
 from lockstep.domain.listing import MAX_LIMIT, ListQuery
+from lockstep.domain.metrics import WorkloadFigures
 from lockstep.domain.workload import Workload
 from lockstep.services.workloads import WorkloadService
 from lockstep.store.database import Database, UnitOfWork
@@ -56,9 +61,12 @@ class StreamLimitReached(LockstepError):
     """As many change streams are open as the server allows."""
 
 
-Change = tuple[str, Workload | None]
-"""A workload that changed, as the stream's list now shows it, or None where the list no
-longer shows it (deleted, or no longer matching) though its caller may read it."""
+Change = tuple[str, bytes | None]
+"""A workload that changed and its list item as JSON, or None where the list no longer shows
+it (deleted, or no longer matching) though its caller may read it."""
+
+Render = Callable[[Workload, WorkloadFigures | None], bytes]
+"""A workload's list item as JSON (api/views.py `workload_item`)."""
 
 LISTED: Change = ("(listed)", None)
 """Follows a new stream's list, before its first change."""
@@ -99,8 +107,8 @@ class Subscription:
 class _Step:
     """What one read of the store found: each new stream's list, and what changed since."""
 
-    lists: dict[Subscription, list[Workload]]
-    changed: list[Workload]
+    lists: dict[Subscription, list[tuple[Workload, bytes]]]
+    changed: list[tuple[Workload, bytes]]
     matching: dict[ListQuery, set[str]]
     newest: datetime
     seen: dict[str, datetime]
@@ -113,13 +121,18 @@ class WorkloadWatch:
         workloads: WorkloadService,
         *,
         run_store: StoreRunner,
+        render: Render,
+        clock: Clock,
         max_streams: int = DEFAULT_MAX_STREAMS,
         poll_seconds: float = POLL_SECONDS,
     ) -> None:
-        """`run_store`: how a store call runs from the event loop (api/calls.py)."""
+        """`run_store`: how a store call runs from the event loop (api/calls.py); `render`: a
+        workload's list item; `clock`: now, for the figures."""
         self._db = database
         self._workloads = workloads
         self._run_store = run_store
+        self._render = render
+        self._clock = clock
         self.max_streams = max_streams
         self._poll_seconds = poll_seconds
         self._streams: set[Subscription] = set()
@@ -186,12 +199,22 @@ class WorkloadWatch:
     def _read(self, new: list[Subscription], queries: set[ListQuery]) -> _Step:
         with self._db.read() as unit:
             fresh, newest, seen = self._fresh(unit)
-            lists = {s: _every(unit, s.query) for s in new}
+            listed = {s: _every(unit, s.query) for s in new}
             found = unit.workloads.get_many(fresh) if fresh else {}
             changed = [found[i] for i in fresh if i in found]
             ids = [w.id for w in changed]
             matching = {q: unit.workload_changes.matching(ids, q) for q in queries} if ids else {}
-        return _Step(lists, changed, matching, newest, seen)
+            shown = {w.id for w in changed} | {w.id for ws in listed.values() for w in ws}
+            figures = unit.metrics.figures(sorted(shown), self._clock())
+        rendered: dict[str, bytes] = {}
+
+        def item(workload: Workload) -> tuple[Workload, bytes]:
+            if workload.id not in rendered:
+                rendered[workload.id] = self._render(workload, figures.get(workload.id))
+            return workload, rendered[workload.id]
+
+        lists = {s: [item(w) for w in ws] for s, ws in listed.items()}
+        return _Step(lists, [item(w) for w in changed], matching, newest, seen)
 
     def _fresh(self, unit: UnitOfWork) -> tuple[list[str], datetime, dict[str, datetime]]:
         """The workloads written since the last read, oldest write first (none on the first
@@ -211,16 +234,16 @@ class WorkloadWatch:
         for subscription, workloads in step.lists.items():
             if subscription not in self._streams:
                 continue
-            for workload in workloads:
-                subscription.offer((workload.id, workload), listing=True)
+            for workload, item in workloads:
+                subscription.offer((workload.id, item), listing=True)
             subscription.offer(LISTED, listing=True)
         for subscription in existing:
             if subscription not in self._streams:
                 continue
             shown = step.matching.get(subscription.query, set())
-            for workload in step.changed:
+            for workload, item in step.changed:
                 if workload.id in shown:
-                    subscription.offer((workload.id, workload))
+                    subscription.offer((workload.id, item))
                 elif subscription.shows_project(workload.project_id):
                     subscription.offer((workload.id, None))
 

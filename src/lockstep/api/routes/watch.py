@@ -14,7 +14,6 @@ import orjson
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
-from lockstep.api import views
 from lockstep.api.deps import Services
 from lockstep.api.errors import error_response
 from lockstep.auth.tokens import Principal
@@ -69,18 +68,11 @@ async def _events(subscription: Subscription, services: Services) -> AsyncIterat
                 message = f"this stream fell {QUEUE_LIMIT} changes behind; open a new one"
                 yield _event("error", orjson.dumps({"code": 503, "message": message}))
                 return
-            workload_id, workload = change
-            if workload is None:
+            workload_id, item = change
+            if item is None:
                 if sent.pop(workload_id, None) is not None:
                     yield _event("deleted", orjson.dumps({"id": workload_id}))
                 continue
-            item = orjson.dumps(
-                views.workload_item(
-                    workload,
-                    image_environments=services.image_environments,
-                    unsandboxed=services.unsandboxed,
-                )
-            )
             digest = hashlib.blake2b(item, digest_size=16).digest()
             if sent.get(workload_id) == digest:
                 continue
