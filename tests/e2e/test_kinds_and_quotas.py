@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import running
-from tests.e2e.test_fair_share import nodes, pending_with, project, reasons, settle
-from tests.support.api import Api
+from tests.e2e.test_fair_share import nodes, pending_with, phases, project, reasons, settle
+from tests.support.api import Api, poll
 from tests.support.requests import python, single_pod
 from tests.support.server import LiveServer
 
@@ -55,13 +55,19 @@ def test_a_workspace_runs_within_deserved_and_reclaims_a_borrowed_share(
     waiting = pending_with(api, ids["desk-team"], "NonPreemptibleOverQuota")
     assert waiting["phase"] == "Pending"
 
-    # Within lab's deserved GPUs, lab's workspace takes back what team's training borrowed.
+    # Within lab's deserved GPUs, lab's workspace takes back what team's trainings borrowed:
+    # one of them (which one is the scheduler's choice between equals) waits again.
     ids["desk-lab"] = submit(api, "workspaces", lab, "desk-lab", 4)
-    settle(
-        api,
-        ids,
-        {"fit-a": "Running", "fit-b": "Pending", "desk-team": "Pending", "desk-lab": "Running"},
-    )
-    reclaimed = reasons(api, ids["fit-b"])
-    assert [e["reason"] for e in reclaimed] == ["Reclaimed"], reclaimed
+
+    def reclaimed() -> str | None:
+        now = phases(api, ids)
+        trainings = sorted(now[name] for name in ("fit-a", "fit-b"))
+        settled = (now["desk-lab"], now["desk-team"], trainings)
+        if settled != ("Running", "Pending", ["Pending", "Running"]):
+            return None
+        return "fit-a" if now["fit-a"] == "Pending" else "fit-b"
+
+    waiting_again = poll(reclaimed, timeout=60, what=lambda: f"a reclaim; saw {phases(api, ids)}")
+    events = reasons(api, ids[waiting_again])
+    assert [e["reason"] for e in events] == ["Reclaimed"], events
     assert api.workload(ids["desk-lab"])["preemptible"] is False
