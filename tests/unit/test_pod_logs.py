@@ -80,6 +80,18 @@ def test_each_complete_line_is_stored_with_the_moment_it_arrived(
     assert lines[2] == f"{stamp(clock.now)} part of a line"
 
 
+def test_a_pod_run_again_with_a_new_pipe_is_read_from_it(
+    collector: LogCollector, files: PodFiles
+) -> None:
+    collector.attach(files)
+    write(files, b"first run\n")
+    wait_for_lines(files, 1)
+    files.pipe.unlink()  # the pod is forgotten but for its log, and runs again
+    collector.attach(files)
+    write(files, b"second run\n")
+    assert [parse(line).text for line in wait_for_lines(files, 2)] == ["first run", "second run"]
+
+
 def test_finishing_stores_a_last_line_without_a_newline(
     collector: LogCollector, files: PodFiles
 ) -> None:

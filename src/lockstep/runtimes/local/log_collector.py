@@ -59,6 +59,11 @@ def parse(raw: str) -> LogLine:
     return LogLine(at, text)
 
 
+def _identity(path: Path) -> tuple[int, int]:
+    found = path.stat()
+    return found.st_dev, found.st_ino
+
+
 def make_pipe(files: PodFiles) -> Path:
     """The pod's output pipe, created if missing."""
     if not files.pipe.exists():
@@ -71,6 +76,8 @@ class _Stream:
     files: PodFiles
     descriptor: int
     size: int
+    pipe: tuple[int, int]
+    """The pipe read (device, inode): a pod run again may have a new one at the same path."""
     pending: bytes = b""
 
 
@@ -93,15 +100,23 @@ class LogCollector:
         self._thread.start()
 
     def attach(self, files: PodFiles) -> None:
-        """Collect what the pod in `files` prints (a no-op when already collecting)."""
+        """Collect what the pod in `files` prints (a no-op when already collecting its pipe;
+        a stream still reading a pipe that was replaced — the pod runs again — is finished
+        first, so that the new run's lines are read)."""
         with self._lock:
-            if files.directory in self._streams or self._closed:
+            if self._closed:
                 return
-            descriptor = os.open(make_pipe(files), os.O_RDWR | os.O_NONBLOCK)
+            pipe = make_pipe(files)
+            found = self._streams.get(files.directory)
+            if found is not None:
+                if found.pipe == _identity(pipe):
+                    return
+                self._finish(found)
+            descriptor = os.open(pipe, os.O_RDWR | os.O_NONBLOCK)
             with contextlib.suppress(OSError):
                 fcntl.fcntl(descriptor, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
             size = files.log.stat().st_size if files.log.exists() else 0
-            stream = _Stream(files, descriptor, size)
+            stream = _Stream(files, descriptor, size, _identity(pipe))
             self._streams[files.directory] = stream
             self._selector.register(descriptor, selectors.EVENT_READ, stream)
         os.write(self._wake_write, b"x")
@@ -110,12 +125,15 @@ class LogCollector:
         """Every process of the pod has ended: store what is left in its pipe, including a last
         line without a newline, and stop collecting it."""
         with self._lock:
-            stream = self._streams.pop(files.directory, None)
-            if stream is None:
-                return
-            self._selector.unregister(stream.descriptor)
-            self._drain(stream, final=True)
-            os.close(stream.descriptor)
+            stream = self._streams.get(files.directory)
+            if stream is not None:
+                self._finish(stream)
+
+    def _finish(self, stream: _Stream) -> None:
+        del self._streams[stream.files.directory]
+        self._selector.unregister(stream.descriptor)
+        self._drain(stream, final=True)
+        os.close(stream.descriptor)
 
     def finish_under(self, directory: Path) -> None:
         """Stop collecting every pod under `directory` (a workload being deleted)."""
