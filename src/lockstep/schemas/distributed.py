@@ -142,8 +142,8 @@ class DistributedCreationRequest(CreationMeta):
         return [(name, spec) for name, spec in named if spec is not None]
 
 
-class DistributedWorkload(ResponseModel):
-    """The body of a distributed workload as create and get return it."""
+class WorkloadMeta(ResponseModel):
+    """What create and get return of a workload of any kind, beside its spec."""
 
     name: str
     requested_name: str
@@ -156,6 +156,11 @@ class DistributedWorkload(ResponseModel):
     deleted_at: datetime | None = None
     desired_phase: str
     actual_phase: str | None = None
+
+
+class DistributedWorkload(WorkloadMeta):
+    """The body of a distributed workload as create and get return it."""
+
     spec: WorkerSpec | None = None
     master_spec_same_as_worker: bool | None = None
     master_spec: MasterSpec | None = None

@@ -6,12 +6,13 @@ Job's `completions` and `parallelism`. Used by the routes, the service and the r
 
 from __future__ import annotations
 
-from datetime import datetime
-from uuid import UUID
-
-from lockstep.schemas.base import ResponseModel
 from lockstep.schemas.bounds import WorkerCount
-from lockstep.schemas.distributed import CreationMeta, DistributedCreationRequest, PodSpec
+from lockstep.schemas.distributed import (
+    CreationMeta,
+    DistributedCreationRequest,
+    PodSpec,
+    WorkloadMeta,
+)
 
 
 class TrainingSpec(PodSpec):
@@ -44,27 +45,13 @@ class WorkspaceCreationRequest(CreationMeta):
         return [] if self.spec is None else [("spec", self.spec)]
 
 
-class _SinglePodWorkload(ResponseModel):
-    name: str
-    requested_name: str
-    workload_id: UUID
-    project_id: str
-    department_id: str | None = None
-    cluster_id: UUID
-    created_by: str
-    created_at: datetime
-    deleted_at: datetime | None = None
-    desired_phase: str
-    actual_phase: str | None = None
-
-
-class TrainingWorkload(_SinglePodWorkload):
+class TrainingWorkload(WorkloadMeta):
     """The body of a training as create and get return it."""
 
     spec: TrainingSpec | None = None
 
 
-class WorkspaceWorkload(_SinglePodWorkload):
+class WorkspaceWorkload(WorkloadMeta):
     """The body of a workspace as create and get return it."""
 
     spec: WorkspaceSpec | None = None
