@@ -103,14 +103,29 @@ class Server:
 
 
 @contextmanager
+def source_of(ref: str) -> Iterator[Path]:
+    """The `src` folder of the git revision `ref`, exported to a temporary folder: what a
+    baseline server runs (`server(..., source=...)`) beside the working tree's."""
+    with tempfile.TemporaryDirectory(prefix="lockstep-baseline-") as folder:
+        root = Path(__file__).resolve().parent.parent
+        archive = subprocess.run(
+            ["git", "-C", str(root), "archive", ref, "src"], check=True, capture_output=True
+        ).stdout
+        subprocess.run(["tar", "-x", "-C", folder], input=archive, check=True)
+        yield Path(folder) / "src"
+
+
+@contextmanager
 def server(
     database_url: str | None,
     *,
     data_dir: Path | None = None,
     settings: dict[str, str] | None = None,
+    source: Path | None = None,
 ) -> Iterator[Server]:
     """`lockstep serve` on a free port with its own data dir, logged in as administrator;
-    `settings` are further LOCKSTEP_* variables it is started with."""
+    `settings` are further LOCKSTEP_* variables it is started with; `source`: the `src` folder
+    whose lockstep it runs (`source_of`), else the installed one."""
     directory = data_dir or Path(tempfile.mkdtemp(prefix="lockstep-bench-"))
     port = free_port()
     env = {
@@ -123,6 +138,8 @@ def server(
     }
     if database_url:
         env["LOCKSTEP_DATABASE_URL"] = database_url
+    if source is not None:
+        env["PYTHONPATH"] = os.pathsep.join([str(source), env.get("PYTHONPATH", "")])
     env |= settings or {}
     log = (directory.parent / f"{directory.name}.log").open("wb")
     process = subprocess.Popen(

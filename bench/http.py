@@ -3,20 +3,26 @@ workload by id, the first page of the workload list, and creation of workloads t
 Pending — on SQLite and on PostgreSQL, side by side, in one run.
 
     .venv/bin/python -m bench.http [--seconds 10] [--backends sqlite,postgresql]
+        [--scenarios get,list,create] [--baseline REF]
+
+`--baseline REF` also measures the lockstep of that git revision, each backend's servers one
+after the other in the same run.
 
 Targets on a 2-core machine with SQLite: GET ≥ 1,000/s with p99 ≤ 20 ms; create ≥ 300/s with
-p99 ≤ 50 ms.
+p99 ≤ 50 ms; the list (50 a page) ≥ 600/s, and ≥ 400/s with PostgreSQL.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
+import os
 import platform
 import time
 from pathlib import Path
 
-from bench.harness import Server, server, store, wrk
+from bench.harness import Server, server, source_of, store, wrk
 
 SEEDED = 1000
 """Workloads created before measuring, so that the list and the store are not empty."""
@@ -65,38 +71,60 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=8)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--scenarios", default="get,list,create")
+    parser.add_argument("--baseline", metavar="REF", help="also the lockstep of this revision")
     options = parser.parse_args()
-    results: dict[str, dict[str, dict[str, float]]] = {}
-    print(f"{'backend':11} {'scenario':8} {'req/s':>10} {'p50 ms':>9} {'p99 ms':>9} {'errors':>7}")
-    for backend in options.backends.split(","):
-        with store(backend) as url, server(url) as running:
-            workload_id = seed(running)
-            scenarios = {
-                "get": ("get.lua", {"WORKLOAD_ID": workload_id}),
-                "list": ("list.lua", {}),
-                "create": ("create.lua", {"RUN": f"bench-{int(time.time())}"}),
-            }
-            results[backend] = {}
-            for scenario, (script, env) in scenarios.items():
-                result = wrk(
-                    running,
-                    script,
-                    seconds=options.seconds,
-                    connections=options.connections,
-                    threads=options.threads,
-                    env=env,
+    results: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
+    print(
+        f"{'code':9} {'backend':11} {'scenario':8} {'req/s':>10} {'p50 ms':>9} {'p99 ms':>9}"
+        f" {'errors':>7}"
+    )
+    with contextlib.ExitStack() as stack:
+        sources: dict[str, Path | None] = {}
+        if options.baseline:
+            sources[options.baseline] = stack.enter_context(source_of(options.baseline))
+        sources["current"] = None
+        for backend in options.backends.split(","):
+            for code, source in sources.items():
+                results.setdefault(code, {})[backend] = measure(
+                    backend, source, options, label=f"{code[:9]:9} {backend:11}"
                 )
-                results[backend][scenario] = result.__dict__
-                print(f"{backend:11} {scenario:8} {result.row()}", flush=True)
     out = Path(__file__).resolve().parent / "results"
     out.mkdir(exist_ok=True)
     record = {
         "machine": platform.node(),
-        "cpus": __import__("os").cpu_count(),
+        "cpus": os.cpu_count(),
         "options": vars(options),
         "results": results,
     }
     (out / f"http-{int(time.time())}.json").write_text(json.dumps(record, indent=2))
+
+
+def measure(
+    backend: str, source: Path | None, options: argparse.Namespace, *, label: str
+) -> dict[str, dict[str, float]]:
+    """Each scenario asked, on a fresh server of `backend` running the lockstep at `source`."""
+    results = {}
+    with store(backend) as url, server(url, source=source) as running:
+        workload_id = seed(running)
+        scenarios = {
+            "get": ("get.lua", {"WORKLOAD_ID": workload_id}),
+            "list": ("list.lua", {}),
+            "create": ("create.lua", {"RUN": f"bench-{int(time.time())}"}),
+        }
+        for scenario in options.scenarios.split(","):
+            script, env = scenarios[scenario]
+            result = wrk(
+                running,
+                script,
+                seconds=options.seconds,
+                connections=options.connections,
+                threads=options.threads,
+                env=env,
+            )
+            results[scenario] = result.__dict__
+            print(f"{label} {scenario:8} {result.row()}", flush=True)
+    return results
 
 
 if __name__ == "__main__":

@@ -194,6 +194,9 @@ class Settings(BaseSettings):
     log_format: LogFormat = LogFormat.AUTO
     max_request_bytes: int = Field(default=DEFAULT_MAX_REQUEST_BYTES, ge=1024)
     """A request body larger than this is refused (413)."""
+    list_items_remembered: int = Field(default=20_000, ge=0)
+    """How many workloads' list items the API remembers as rendered (about a kilobyte each;
+    services/workload_list.py)."""
     max_watch_streams: int = Field(default=100, ge=1)
     """The most change streams (`GET /api/v1/workloads?watch=true`) open at once; beyond, 503."""
     max_workers: int = Field(default=DEFAULT_MAX_WORKERS, ge=1)

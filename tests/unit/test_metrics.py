@@ -12,6 +12,7 @@ from lockstep.domain.errors import InvalidRequest
 from lockstep.domain.metrics import (
     ROLLUP_BUCKET,
     Measurement,
+    PhaseTimes,
     Point,
     Sample,
     Sampled,
@@ -20,6 +21,7 @@ from lockstep.domain.metrics import (
     bucket_start,
     combined,
     constant,
+    figures_of,
     mean,
     parse_metric_types,
     parse_window,
@@ -239,3 +241,24 @@ def test_a_process_carries_its_pods_marker_in_its_environment() -> None:
     environ = b"HOME=/root\0LOCKSTEP_POD_UID=abc-123\0PATH=/bin\0"
     assert marker_of(environ) == "abc-123"
     assert marker_of(b"HOME=/root\0") is None
+
+
+def test_phase_times_count_each_change_until_the_next_and_the_last_until_now() -> None:
+    start = datetime(2026, 1, 1, tzinfo=UTC)
+    changes = [
+        (start, "Creating"),
+        (start + timedelta(seconds=2), "Pending"),
+        (start + timedelta(seconds=12), "Running"),
+        (start + timedelta(seconds=20), "Pending"),
+    ]
+    times = PhaseTimes.of(changes)
+    later = start + timedelta(seconds=25)
+    assert times.seconds("Creating", later) == 2
+    assert times.seconds("Pending", later) == 15  # ten ended, five since the last change
+    assert times.seconds("Running", later) == 8
+    assert times.seconds("Pending", start + timedelta(seconds=30)) == 20
+    assert times.seconds("Stopped", later) == 0
+    assert times.seconds("Pending", start) == 10  # a clock behind the history adds nothing
+    figures = figures_of(times, 1, later)
+    assert (figures.pending_seconds, figures.running_seconds, figures.idle_gpus) == (15, 8, 1)
+    assert PhaseTimes.of([]).seconds("Pending", later) == 0

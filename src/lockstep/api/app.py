@@ -3,6 +3,7 @@ routes — with nothing built at import time."""
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -56,6 +57,7 @@ from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
 from lockstep.services.telemetry import TelemetryService
+from lockstep.services.workload_list import WorkloadList
 from lockstep.services.workload_watch import WorkloadWatch
 from lockstep.services.workloads import WorkloadService
 from lockstep.store.database import Database
@@ -126,6 +128,7 @@ def create_app(
     )
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(HttpMetrics, instruments=instruments)
+    unsandboxed = settings.runtime is RuntimeKind.LOCAL and settings.sandbox is SandboxMode.OFF
     app.state.services = Services(
         workloads=WorkloadService(
             core.database,
@@ -137,6 +140,16 @@ def create_app(
                 else (lambda _: [])
             ),
             allowed_host_paths=settings.host_path_allowances,
+        ),
+        workload_list=WorkloadList(
+            core.database,
+            render=functools.partial(
+                views.workload_item,
+                image_environments=settings.image_environments,
+                unsandboxed=unsandboxed,
+            ),
+            clock=clock,
+            capacity=settings.list_items_remembered,
         ),
         organization=organization,
         scheduling=SchedulingService(core.database),
@@ -165,7 +178,7 @@ def create_app(
         renderers=renderers(settings, organization=organization_of(core.database)),
         runtime=settings.runtime,
         image_environments=settings.image_environments,
-        unsandboxed=settings.runtime is RuntimeKind.LOCAL and settings.sandbox is SandboxMode.OFF,
+        unsandboxed=unsandboxed,
         public_host=settings.public_host,
         clock=clock,
         version=__version__,

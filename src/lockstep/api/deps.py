@@ -31,12 +31,15 @@ from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
 from lockstep.services.telemetry import TelemetryService
 from lockstep.services.values import ValueService
+from lockstep.services.workload_list import WorkloadList
 from lockstep.services.workloads import WorkloadService
 
 
 @dataclass(frozen=True, slots=True)
 class Services:
     workloads: WorkloadService
+    workload_list: WorkloadList
+    """The list's pages, each workload's item rendered once per version."""
     organization: OrganizationService
     scheduling: SchedulingService
     identity: IdentityService

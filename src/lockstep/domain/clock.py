@@ -21,6 +21,6 @@ def parse_moment(text: str) -> datetime:
 
 def iso(moment: datetime) -> str:
     """ISO-8601 in UTC with milliseconds and `Z`, as the wire shows time."""
-    return (
-        moment.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-    )
+    if moment.utcoffset():
+        moment = moment.astimezone(UTC)
+    return moment.replace(tzinfo=None).isoformat(timespec="milliseconds") + "Z"

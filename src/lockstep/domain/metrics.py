@@ -9,6 +9,7 @@ them into `Measurement`s here.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -18,6 +19,7 @@ from enum import StrEnum
 
 from lockstep.domain.clock import iso, parse_moment
 from lockstep.domain.errors import InvalidRequest, Violation
+from lockstep.domain.phases import Phase
 
 DEFAULT_SAMPLES = 20
 MAX_SAMPLES = 1000
@@ -290,14 +292,43 @@ class WorkloadFigures:
     """None where none of its devices was sampled lately (no GPU, or no GPU reader)."""
 
 
-def time_in_phases(changes: Sequence[tuple[datetime, str]], now: datetime) -> dict[str, float]:
-    """Seconds spent in each phase: each change of the history, in order, lasts until the
-    next one (the last until `now`)."""
-    spent: dict[str, float] = defaultdict(float)
-    ordered = list(changes)
-    for (since, phase), (until, _) in zip(ordered, [*ordered[1:], (now, "")], strict=True):
-        spent[phase] += max(0.0, (until - since).total_seconds())
-    return dict(spent)
+@dataclass(frozen=True, slots=True)
+class PhaseTimes:
+    """A workload's time in each phase by its phase history: each change lasts until the next
+    one, the last (the phase it is in) until now. Fixed until the history grows, so it can be
+    kept with what is remembered of the workload and read at any later moment."""
+
+    ended: Mapping[str, float]
+    """Seconds spent in each phase by the changes that were followed by another."""
+    current: str | None = None
+    since: datetime | None = None
+
+    @classmethod
+    def of(cls, changes: Sequence[tuple[datetime, str]]) -> PhaseTimes:
+        """From the changes (when, phase), oldest first."""
+        if not changes:
+            return cls({})
+        ended: dict[str, float] = defaultdict(float)
+        for (since, phase), (until, _) in itertools.pairwise(changes):
+            ended[phase] += max(0.0, (until - since).total_seconds())
+        since, current = changes[-1]
+        return cls(dict(ended), current, since)
+
+    def seconds(self, phase: str, now: datetime) -> float:
+        """Seconds spent in `phase` until `now`."""
+        spent = self.ended.get(phase, 0.0)
+        if phase == self.current and self.since is not None:
+            spent += max(0.0, (now - self.since).total_seconds())
+        return spent
+
+
+def figures_of(times: PhaseTimes, idle_gpus: int | None, now: datetime) -> WorkloadFigures:
+    """The list's figures of a workload at `now`."""
+    return WorkloadFigures(
+        pending_seconds=int(times.seconds(Phase.PENDING.value, now)),
+        running_seconds=int(times.seconds(Phase.RUNNING.value, now)),
+        idle_gpus=idle_gpus,
+    )
 
 
 def idle_devices(utilization: Iterable[Sample]) -> int | None:

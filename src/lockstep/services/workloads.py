@@ -263,22 +263,16 @@ class WorkloadService:
             unit.workloads.set_desired_phase(workload_id, desired, self._clock())
         self._notify(workload_id)
 
-    def page(self, caller: Principal, query: ListQuery) -> PageOf[Workload]:
-        with self._db.read() as unit:
-            scoped = _readable(unit, caller, query)
-            if scoped is None:
-                return PageOf([], False)
-            rows, more = unit.workloads.page(scoped)
-            return PageOf(rows, more)
-
     def readable_query(self, caller: Principal, query: ListQuery) -> ListQuery:
         """`query` narrowed to the projects the caller may read (none: it matches nothing)."""
         with self._db.read() as unit:
-            return _readable(unit, caller, query) or replace(query, project_ids=frozenset())
+            return readable_list_query(unit, caller, query) or replace(
+                query, project_ids=frozenset()
+            )
 
     def count(self, caller: Principal, query: ListQuery) -> int:
         with self._db.read() as unit:
-            scoped = _readable(unit, caller, query)
+            scoped = readable_list_query(unit, caller, query)
             return 0 if scoped is None else unit.workloads.count(scoped)
 
     def pods(
@@ -323,7 +317,7 @@ class WorkloadService:
         filtered (`completed`: only ended pods, or only those still running), sorted and
         paged as `query` says."""
         with self._db.read() as unit:
-            scoped = _readable(unit, caller, query)
+            scoped = readable_list_query(unit, caller, query)
             if scoped is None:
                 return PageOf([], False)
             found = unit.workloads.pods_in(scoped.project_ids, deleted=query.deleted)
@@ -369,7 +363,7 @@ def _no_such(workload_id: str, kind: WorkloadKind | None) -> str:
     return f"no {noun} has the id {workload_id!r}"
 
 
-def _readable(unit: UnitOfWork, caller: Principal, query: ListQuery) -> ListQuery | None:
+def readable_list_query(unit: UnitOfWork, caller: Principal, query: ListQuery) -> ListQuery | None:
     """`query` narrowed to the projects the caller may read; None when there are none."""
     access = access_of(unit, caller)
     if access.is_system_wide:

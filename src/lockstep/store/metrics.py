@@ -13,7 +13,17 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, Connection, Float, Row, delete, func, insert, select
+from sqlalchemy import (
+    ColumnElement,
+    Connection,
+    Float,
+    Row,
+    bindparam,
+    delete,
+    func,
+    insert,
+    select,
+)
 from sqlalchemy.ext.compiler import compiles
 from sqlalchemy.sql import Select
 from sqlalchemy.sql.compiler import SQLCompiler
@@ -22,14 +32,15 @@ from sqlalchemy.sql.functions import FunctionElement
 from lockstep.domain.kinds import WorkloadKind
 from lockstep.domain.metrics import (
     IDLE_WINDOW,
+    PhaseTimes,
     Sample,
     Sampled,
     WorkloadFigures,
     expiry_horizon,
+    figures_of,
     idle_devices,
     roll_up,
     rollup_horizon,
-    time_in_phases,
 )
 from lockstep.domain.phases import Phase
 from lockstep.store.tables import metric_samples, phase_changes, workloads
@@ -63,6 +74,18 @@ class CurrentWorkload:
     category: str | None
     allocated_gpus: float
     phase_updated_at: datetime
+
+
+_HISTORIES = (
+    select(phase_changes.c.workload_id, phase_changes.c.created_at, phase_changes.c.phase)
+    .where(phase_changes.c.workload_id.in_(bindparam("ids", expanding=True)))
+    .order_by(phase_changes.c.workload_id, phase_changes.c.id)
+)
+_RECENT_UTILIZATION = select(metric_samples).where(
+    metric_samples.c.workload_id.in_(bindparam("ids", expanding=True)),
+    metric_samples.c.metric == Sampled.GPU_UTILIZATION_PER_GPU.value,
+    metric_samples.c.at >= bindparam("since"),
+)
 
 
 class MetricsRepository:
@@ -138,33 +161,27 @@ class MetricsRepository:
     def figures(self, workload_ids: Sequence[str], now: datetime) -> dict[str, WorkloadFigures]:
         """The list's figures of each workload: its time Pending and Running (from its phase
         history) and its idle GPUs (from the last `IDLE_WINDOW` of samples)."""
-        if not workload_ids:
-            return {}
-        ids = list(workload_ids)
-        changes: dict[str, list[tuple[datetime, str]]] = {i: [] for i in ids}
-        for row in self._db.execute(
-            select(phase_changes.c.workload_id, phase_changes.c.created_at, phase_changes.c.phase)
-            .where(phase_changes.c.workload_id.in_(ids))
-            .order_by(phase_changes.c.workload_id, phase_changes.c.id)
-        ):
-            changes[row.workload_id].append((row.created_at, row.phase))
-        utilization: dict[str, list[Sample]] = {i: [] for i in ids}
-        recent: Select[Any] = select(metric_samples).where(
-            metric_samples.c.workload_id.in_(ids),
-            metric_samples.c.metric == Sampled.GPU_UTILIZATION_PER_GPU.value,
-            metric_samples.c.at >= now - IDLE_WINDOW,
-        )
-        for found in self._db.execute(recent):
-            utilization[found.workload_id].append(_sample(found))
-        figures = {}
-        for workload_id in ids:
-            spent = time_in_phases(changes[workload_id], now)
-            figures[workload_id] = WorkloadFigures(
-                pending_seconds=int(spent.get(Phase.PENDING.value, 0.0)),
-                running_seconds=int(spent.get(Phase.RUNNING.value, 0.0)),
-                idle_gpus=idle_devices(utilization[workload_id]),
-            )
-        return figures
+        times = self.phase_times(workload_ids)
+        idle = self.idle_gpus(workload_ids, now)
+        return {i: figures_of(times[i], idle[i], now) for i in workload_ids}
+
+    def phase_times(self, workload_ids: Sequence[str]) -> dict[str, PhaseTimes]:
+        """Each workload's time in its phases, from its phase history."""
+        changes: dict[str, list[tuple[datetime, str]]] = {i: [] for i in workload_ids}
+        if workload_ids:
+            for row in self._db.execute(_HISTORIES, {"ids": list(workload_ids)}):
+                changes[row.workload_id].append((row.created_at, row.phase))
+        return {i: PhaseTimes.of(history) for i, history in changes.items()}
+
+    def idle_gpus(self, workload_ids: Sequence[str], now: datetime) -> dict[str, int | None]:
+        """How many of each workload's devices were idle over the last `IDLE_WINDOW` of
+        samples; None for one none of whose devices was sampled then."""
+        utilization: dict[str, list[Sample]] = {i: [] for i in workload_ids}
+        if workload_ids:
+            recent = {"ids": list(workload_ids), "since": now - IDLE_WINDOW}
+            for found in self._db.execute(_RECENT_UTILIZATION, recent):
+                utilization[found.workload_id].append(_sample(found))
+        return {i: idle_devices(samples) for i, samples in utilization.items()}
 
     def current_workloads(self) -> list[CurrentWorkload]:
         rows = self._db.execute(
@@ -244,7 +261,7 @@ def _seconds_on_postgresql(element: _SecondsBetween, compiler: SQLCompiler, **kw
 
 
 def time_in_phase(phase: Phase) -> ColumnElement[float]:
-    """A workload's seconds in `phase` from its phase history, as `time_in_phases` counts
+    """A workload's seconds in `phase` from its phase history, as `PhaseTimes` counts
     them (until the database's clock for its current phase): what the list filters and
     sorts `totalPendingTimeSeconds` and `totalRunningTimeSeconds` by."""
     spent = phase_changes.alias("spent")

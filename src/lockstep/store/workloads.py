@@ -55,6 +55,9 @@ from lockstep.schemas.distributed import DistributedFramework
 from lockstep.store.metrics import time_in_phase
 from lockstep.store.tables import departments, events, phase_changes, pods, projects, workloads
 
+Version = tuple[Any, ...]
+"""What a workload's list item is made of, short of the workload itself (`page_versions`)."""
+
 
 def _text(column: ColumnElement[Any]) -> ColumnElement[str]:
     return cast(column, String)
@@ -206,6 +209,26 @@ _WORKLOAD_FIELDS = (
 _POSITIONS = {column.key: index for index, column in enumerate(_JOINED.selected_columns)}
 _workload_values = operator.itemgetter(*(_POSITIONS[name] for name in _WORKLOAD_FIELDS))
 """Rows are read by position: attribute access on a row costs ten times more, per field."""
+
+_VERSION_FIELDS = ("updated_at", "department_id", "project_name", "department_name", "namespace")
+_version_values = operator.itemgetter(*(_POSITIONS[name] for name in _VERSION_FIELDS))
+"""What a workload's list item is made of changes only with these: every write of a workload
+moves its `updated_at`; its project's and department's names and its namespace are read from
+them."""
+
+_NAMESPACE = func.coalesce(projects.c.requested_namespace, "runai-" + projects.c.name)
+_VERSIONS = (
+    select(
+        workloads.c.id,
+        workloads.c.updated_at,
+        workloads.c.department_id,
+        projects.c.name,
+        departments.c.name,
+        _NAMESPACE,
+    )
+    .join(projects, projects.c.id == workloads.c.project_id)
+    .join(departments, departments.c.id == projects.c.department_id)
+)
 
 
 def _workload(row: Row[Any]) -> Workload:
@@ -554,15 +577,32 @@ class WorkloadRepository:
 
     def page(self, spec: ListQuery) -> tuple[list[Workload], bool]:
         """One page of workloads and whether another page follows."""
-        query = self.where(_JOINED, spec)
+        rows = self._db.execute(self._paged(_JOINED, spec)).all()
+        items = [_workload(r) for r in rows]
+        return items[: spec.limit], len(items) > spec.limit
+
+    def page_versions(self, spec: ListQuery) -> tuple[list[tuple[str, Version]], bool]:
+        """One page as (id, version) of each workload, and whether another page follows: a
+        version changes whenever what the list shows of the workload may have changed."""
+        rows = self._db.execute(self._paged(_VERSIONS, spec)).all()
+        return [(r[0], tuple(r[1:])) for r in rows[: spec.limit]], len(rows) > spec.limit
+
+    def versioned(self, workload_ids: Sequence[str]) -> dict[str, tuple[Version, Workload]]:
+        """The workloads (deleted ones included) among these ids with their versions, by id."""
+        found: dict[str, tuple[Version, Workload]] = {}
+        for start in range(0, len(workload_ids), _IDS_PER_QUERY):
+            chunk = list(workload_ids[start : start + _IDS_PER_QUERY])
+            for row in self._db.execute(_BY_IDS, {"ids": chunk}):
+                found[row.id] = (_version_values(row), _workload(row))
+        return found
+
+    def _paged(self, query: Select[Any], spec: ListQuery) -> Select[Any]:
+        query = self.where(query, spec)
         known = spec.sort_by is not None and spec.sort_by not in _UNKNOWN
         column = _FIELDS[spec.sort_by][0] if spec.sort_by and known else workloads.c.created_at
         order = column.desc() if spec.sort_order is SortOrder.DESC else column.asc()
         tie = workloads.c.id.desc() if spec.sort_order is SortOrder.DESC else workloads.c.id.asc()
-        query = query.order_by(order, tie).offset(spec.offset).limit(spec.limit + 1)
-        rows = self._db.execute(query).all()
-        items = [_workload(r) for r in rows]
-        return items[: spec.limit], len(items) > spec.limit
+        return query.order_by(order, tie).offset(spec.offset).limit(spec.limit + 1)
 
     def count(self, spec: ListQuery) -> int:
         query = self.where(

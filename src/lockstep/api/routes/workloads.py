@@ -75,20 +75,8 @@ async def get_workloads(
     query = _query(filter_by, sort_by, sort_order, offset, limit, search, deleted)
     if watch:
         return await watch_workloads(request, caller, services, query)
-    result = await services.calls.store(services.workloads.page, caller, query)
-    figures = await services.calls.store(services.metrics.figures, [w.id for w in result.items])
-    items = [
-        views.workload_item(
-            w,
-            image_environments=services.image_environments,
-            unsandboxed=services.unsandboxed,
-            figures=figures.get(w.id),
-        )
-        for w in result.items
-    ]
-    return json_response(
-        page(items, key="workloads", offset=query.offset, has_more=result.has_more)
-    )
+    body = await services.calls.store(services.workload_list.page, caller, query)
+    return Response(body, media_type="application/json")
 
 
 @router.get("/count")
