@@ -105,6 +105,8 @@ export function lineChart(title, samples) {
     s("line", { x1: 30, x2: 30, y1: 12, y2: height - 15, class: "chart-axis" }),
     s("text", { x: 0, y: 20 }, String(Math.round(top * 100) / 100)),
     s("path", { d: path.join(" "), class: "chart-line" }),
+    // Each sample also as a dot, so that a chart of one sample shows it.
+    ...points.map(([t, v]) => s("circle", { cx: px(t).toFixed(1), cy: py(v).toFixed(1), r: 2, class: "chart-point" })),
   );
 }
 
