@@ -288,6 +288,9 @@ class WorkloadFigures:
     running_seconds: int
     idle_gpus: int | None
     """None where none of its devices was sampled lately (no GPU, or no GPU reader)."""
+    gpu_utilization: float | None = None
+    """The mean of its devices' latest utilization samples, in percent (None likewise):
+    what `/metrics` exports, not the list."""
 
 
 def time_in_phases(changes: Sequence[tuple[datetime, str]], now: datetime) -> dict[str, float]:
@@ -312,3 +315,14 @@ def idle_devices(utilization: Iterable[Sample]) -> int | None:
         if sum(s.value * s.weight for s in samples) / sum(s.weight for s in samples)
         < IDLE_BELOW_PERCENT
     )
+
+
+def latest_utilization(utilization: Iterable[Sample]) -> float | None:
+    """The mean over devices (by pod and GPU) of each one's latest sample of
+    GPU_UTILIZATION_PER_GPU (its latest moment's, averaged by weight); None without any."""
+    latest: list[float] = []
+    for samples in by_series(utilization).values():
+        moment = max(s.at for s in samples)
+        last = [s for s in samples if s.at == moment]
+        latest.append(sum(s.value * s.weight for s in last) / sum(s.weight for s in last))
+    return mean(latest) if latest else None

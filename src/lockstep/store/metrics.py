@@ -27,6 +27,7 @@ from lockstep.domain.metrics import (
     WorkloadFigures,
     expiry_horizon,
     idle_devices,
+    latest_utilization,
     roll_up,
     rollup_horizon,
     time_in_phases,
@@ -36,6 +37,8 @@ from lockstep.store.tables import metric_samples, phase_changes, workloads
 
 MAINTENANCE_ROWS = 5000
 """The most samples one round rolls up, and the most averages it removes."""
+IDS_PER_STATEMENT = 500
+"""The most workload ids one statement names (SQLite caps a statement's parameters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,26 +139,29 @@ class MetricsRepository:
         return [_sample(r) for r in self._db.execute(query.order_by(metric_samples.c.at))]
 
     def figures(self, workload_ids: Sequence[str], now: datetime) -> dict[str, WorkloadFigures]:
-        """The list's figures of each workload: its time Pending and Running (from its phase
-        history) and its idle GPUs (from the last `IDLE_WINDOW` of samples)."""
-        if not workload_ids:
-            return {}
-        ids = list(workload_ids)
+        """The figures of each workload: its time Pending and Running (from its phase
+        history), its idle GPUs and its GPUs' latest utilization (from the last `IDLE_WINDOW`
+        of samples). Read `IDS_PER_STATEMENT` workloads at a time, however many are asked."""
+        ids = list(dict.fromkeys(workload_ids))
         changes: dict[str, list[tuple[datetime, str]]] = {i: [] for i in ids}
-        for row in self._db.execute(
-            select(phase_changes.c.workload_id, phase_changes.c.created_at, phase_changes.c.phase)
-            .where(phase_changes.c.workload_id.in_(ids))
-            .order_by(phase_changes.c.workload_id, phase_changes.c.id)
-        ):
-            changes[row.workload_id].append((row.created_at, row.phase))
         utilization: dict[str, list[Sample]] = {i: [] for i in ids}
-        recent: Select[Any] = select(metric_samples).where(
-            metric_samples.c.workload_id.in_(ids),
-            metric_samples.c.metric == Sampled.GPU_UTILIZATION_PER_GPU.value,
-            metric_samples.c.at >= now - IDLE_WINDOW,
-        )
-        for found in self._db.execute(recent):
-            utilization[found.workload_id].append(_sample(found))
+        for start in range(0, len(ids), IDS_PER_STATEMENT):
+            chunk = ids[start : start + IDS_PER_STATEMENT]
+            for row in self._db.execute(
+                select(
+                    phase_changes.c.workload_id, phase_changes.c.created_at, phase_changes.c.phase
+                )
+                .where(phase_changes.c.workload_id.in_(chunk))
+                .order_by(phase_changes.c.workload_id, phase_changes.c.id)
+            ):
+                changes[row.workload_id].append((row.created_at, row.phase))
+            recent: Select[Any] = select(metric_samples).where(
+                metric_samples.c.workload_id.in_(chunk),
+                metric_samples.c.metric == Sampled.GPU_UTILIZATION_PER_GPU.value,
+                metric_samples.c.at >= now - IDLE_WINDOW,
+            )
+            for found in self._db.execute(recent):
+                utilization[found.workload_id].append(_sample(found))
         figures = {}
         for workload_id in ids:
             spent = time_in_phases(changes[workload_id], now)
@@ -163,6 +169,7 @@ class MetricsRepository:
                 pending_seconds=int(spent.get(Phase.PENDING.value, 0.0)),
                 running_seconds=int(spent.get(Phase.RUNNING.value, 0.0)),
                 idle_gpus=idle_devices(utilization[workload_id]),
+                gpu_utilization=latest_utilization(utilization[workload_id]),
             )
         return figures
 
