@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -19,37 +19,16 @@ from lockstep.api.app import create_app
 from lockstep.config import NodeSettings, RuntimeKind, Settings
 from lockstep.domain.clock import iso
 from lockstep.domain.identity import Role
-from lockstep.runtimes.local.gpus import GpuReading
 from tests.conftest import in_process, make_settings, running
 from tests.support.access import app_with_role, new_project
 from tests.support.api import Api, poll
 from tests.support.contract import assert_conforms
 from tests.support.fake_kubernetes import FakeKubernetes
+from tests.support.gpus import GPU_MEMORY, UTILIZATION, FakeGpus
 from tests.support.requests import single_pod, sleeping
 from tests.support.server import LiveServer, kill_pods
 
 MIB = 2**20
-UTILIZATION = 37.0
-GPU_MEMORY = 3 * 2**30
-
-
-class FakeGpus:
-    """Every device busy at `utilization` percent with `GPU_MEMORY` bytes used."""
-
-    def __init__(self) -> None:
-        self.asked: list[int] = []
-        self.utilization = UTILIZATION
-
-    def read(self, indices: Sequence[int]) -> list[GpuReading]:
-        self.asked.extend(indices)
-        return [GpuReading(i, self.utilization, GPU_MEMORY) for i in indices]
-
-    @property
-    def unavailable(self) -> str | None:
-        return None
-
-    def close(self) -> None:
-        pass
 
 
 def metrics_settings(tmp_path: Path, database_url: str) -> Settings:

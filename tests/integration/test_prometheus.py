@@ -1,23 +1,30 @@
 """`GET /metrics`: who may read it (a system-wide role, by bearer token or by Basic with an
 application's credentials), what it tells in the Prometheus text format — the API's and the
-reconciler process's instruments summed, and the gauges read from the store — and a real
-Prometheus server scraping it."""
+reconciler process's instruments summed, and the gauges read from the store: what each
+workload holds, asks and uses of its GPUs, how long it waited and ran — and a real Prometheus
+server scraping it."""
 
 from __future__ import annotations
 
-import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
-import httpx
 import pytest
+from fastapi.testclient import TestClient
 from prometheus_client.parser import text_string_to_metric_families
 
+from lockstep.api.app import create_app
+from lockstep.config import NodeSettings
 from lockstep.domain.identity import Role
+from tests.conftest import make_settings
 from tests.support.access import app_with_role
 from tests.support.api import ADMIN_ID, ADMIN_SECRET, Api, poll
+from tests.support.gpus import UTILIZATION, FakeGpus
+from tests.support.prometheus import query, scraping
 from tests.support.requests import python, single_pod, sleeping
-from tests.support.server import LiveServer, free_port
+from tests.support.server import LiveServer, kill_pods
 
 Samples = dict[str, list[tuple[dict[str, str], float]]]
 
@@ -106,82 +113,114 @@ def test_the_reconciler_process_and_the_store_gauges_are_exposed(
     assert "default" in queues
     nodes = {labels["node"] for labels, _ in found["lockstep_node_cpu_cores"]}
     assert nodes
+    ran = by_workload(found, "runai_job_total_runtime")
+    assert ran["busy"] >= 0 and by_workload(found, "runai_job_total_wait_time")["busy"] >= 0
+    assert by_workload(found, "runai_requested_gpus_per_workload")["busy"] == 0
+    assert "busy" not in by_workload(found, "runai_gpu_utilization_per_workload")  # no GPU
+
+    def ran_longer() -> Samples | None:
+        later = samples(api.get("/metrics").text)
+        return (
+            later if by_workload(later, "runai_job_total_runtime")["busy"] > ran["busy"] else None
+        )
+
+    poll(ran_longer, timeout=30, what="busy's runtime to grow")
 
 
-PROMETHEUS_CONFIG = """\
-global:
-  scrape_interval: 1s
-  scrape_timeout: 1s
-scrape_configs:
-  - job_name: lockstep
-    metrics_path: /metrics
-    basic_auth:
-      username: {username}
-      password_file: {password_file}
-    static_configs:
-      - targets: ["127.0.0.1:{port}"]
-"""
+def by_workload(found: Samples, name: str) -> dict[str, float]:
+    """A per-workload gauge's value by workload name."""
+    return {labels["workload_name"]: value for labels, value in found.get(name, [])}
+
+
+@pytest.fixture
+def gpu_api(tmp_path: Path, database_url: str) -> Iterator[Api]:
+    """The server in process on two virtual nodes of 2 GPUs each, sampling every 0.2 s, its
+    GPUs read by a fake reader (every device at `UTILIZATION` percent)."""
+    nodes = [NodeSettings(name=f"gpu-{i}", cpu_cores=64, memory="256Gi", gpus=2) for i in (0, 1)]
+    settings = make_settings(tmp_path / "data", database_url).model_copy(
+        update={"metrics_interval_seconds": 0.2, "nodes": nodes}
+    )
+    try:
+        with TestClient(create_app(settings, gpus=FakeGpus())) as client:
+            yield Api.login(client)
+    finally:
+        kill_pods(settings.runtime_dir)
+
+
+def test_each_workload_tells_what_it_asks_and_uses_and_how_long_it_waited_and_ran(
+    gpu_api: Api,
+) -> None:
+    api = gpu_api
+
+    def training(name: str, code: str, gpus: int | None = None) -> str:
+        spec: dict[str, Any] = {} if gpus is None else {"compute": {"gpuDevicesRequest": gpus}}
+        body = single_pod(
+            api.cluster_id(), name=name, command=sys.executable, args=python(code), **spec
+        )
+        return str(api.create(body, kind="trainings")["workloadId"])
+
+    sleep = "import time; time.sleep(600)"
+    gpu = training("gpu", sleep, gpus=2)
+    api.wait_for(gpu, {"Running"})
+    api.wait_for(training("cpu", sleep), {"Running"})
+    api.wait_for(training("done", "pass"), {"Completed"})
+    api.wait_for(training("waiting", sleep, gpus=3), {"Pending"})  # no node has 3 GPUs
+
+    def sampled_and_timed() -> Samples | None:
+        found = samples(api.get("/metrics").text)
+        ready = (
+            "gpu" in by_workload(found, "runai_gpu_utilization_per_workload")
+            and by_workload(found, "runai_job_total_runtime").get("gpu", 0) >= 1
+            and by_workload(found, "runai_job_total_wait_time").get("waiting", 0) >= 1
+        )
+        return found if ready else None
+
+    found = poll(sampled_and_timed, timeout=60, what="the GPUs sampled and a second passed")
+    assert by_workload(found, "runai_gpu_utilization_per_workload") == {"gpu": UTILIZATION}
+    assert by_workload(found, "runai_requested_gpus_per_workload") == {
+        "gpu": 2,
+        "cpu": 0,
+        "waiting": 3,
+    }
+    assert by_workload(found, "runai_allocated_gpu_count_per_workload") == {"gpu": 2, "cpu": 0}
+    waited = by_workload(found, "runai_job_total_wait_time")
+    ran = by_workload(found, "runai_job_total_runtime")
+    assert set(waited) == set(ran) == {"gpu", "cpu", "waiting"}  # a finished one has no series
+    assert ran["waiting"] == 0
+    assert api.workload(gpu)["totalRunningTimeSeconds"] >= ran["gpu"]  # as listed, later
+    labels = next(
+        labels
+        for labels, _ in found["runai_job_total_wait_time"]
+        if labels["workload_name"] == "waiting"
+    )
+    assert labels["workload_type"] == "Training"
+    assert labels["project"] == "default"
+    assert labels["department"]
 
 
 @pytest.fixture
 def prometheus(live_server: LiveServer, tmp_path: Path) -> Iterator[str]:
     """A real Prometheus server scraping the live server every second; its URL."""
-    password = tmp_path / "password"
-    password.write_text(ADMIN_SECRET)
-    config = tmp_path / "prometheus.yml"
-    config.write_text(
-        PROMETHEUS_CONFIG.format(username=ADMIN_ID, password_file=password, port=live_server.port)
-    )
-    port = free_port()
-    with (tmp_path / "prometheus.log").open("wb") as log:
-        process = subprocess.Popen(
-            [
-                "prometheus",
-                f"--config.file={config}",
-                f"--storage.tsdb.path={tmp_path / 'tsdb'}",
-                f"--web.listen-address=127.0.0.1:{port}",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=log,
-        )
-        try:
-            yield f"http://127.0.0.1:{port}"
-        finally:
-            process.terminate()
-            try:
-                process.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-
-
-def _query(url: str, expression: str) -> list[dict[str, object]] | None:
-    try:
-        response = httpx.get(f"{url}/api/v1/query", params={"query": expression}, timeout=5)
-    except httpx.TransportError:
-        return None  # not listening yet
-    if response.status_code != 200:
-        return None
-    result: list[dict[str, object]] = response.json()["data"]["result"]
-    return result or None
+    with scraping(live_server, tmp_path) as url:
+        yield url
 
 
 def test_a_prometheus_server_scrapes_lockstep(live_server: LiveServer, prometheus: str) -> None:
     api = live_server.api()
     api.get("/api/v1/workloads")
-    up = poll(lambda: _query(prometheus, 'up{job="lockstep"} == 1'), timeout=60, what="a scrape")
-    assert up[0]["metric"]["job"] == "lockstep"  # type: ignore[index]
+    up = poll(lambda: query(prometheus, 'up{job="lockstep"} == 1'), timeout=60, what="a scrape")
+    assert up[0]["metric"]["job"] == "lockstep"
     listed = poll(
-        lambda: _query(
+        lambda: query(
             prometheus, 'lockstep_http_requests_total{route="/api/v1/workloads",status="200"}'
         ),
         timeout=30,
         what="the request counted in Prometheus",
     )
-    assert float(listed[0]["value"][1]) >= 1  # type: ignore[index]
+    assert float(listed[0]["value"][1]) >= 1
     quota = poll(
-        lambda: _query(prometheus, 'kai_queue_info{queue_name="default"}'),
+        lambda: query(prometheus, 'kai_queue_info{queue_name="default"}'),
         timeout=30,
         what="the default queue in Prometheus",
     )
-    assert quota[0]["metric"]["parent_queue"].startswith("department.")  # type: ignore[index]
+    assert quota[0]["metric"]["parent_queue"].startswith("department.")

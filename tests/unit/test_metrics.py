@@ -22,6 +22,7 @@ from lockstep.domain.metrics import (
     combined,
     constant,
     figures_of,
+    latest_utilization,
     mean,
     parse_metric_types,
     parse_window,
@@ -162,6 +163,18 @@ def test_pods_series_are_averaged_each_then_summed_per_point() -> None:
     ]
     assert combined(samples, window, how=sum) == [Point(at(50), 2.5), Point(at(100), 1.0)]
     assert combined(samples, window, how=mean) == [Point(at(50), 1.25), Point(at(100), 1.0)]
+
+
+def test_a_workloads_gpu_utilization_is_its_devices_latest_samples_averaged() -> None:
+    samples = [
+        sample(10, 90.0, pod="a", gpu="0"),
+        sample(20, 40.0, pod="a", gpu="0"),  # device a/0 now: 40
+        sample(20, 20.0, pod="a", gpu="1"),  # a/1: 20
+        sample(5, 60.0, pod="b", gpu="0"),  # b/0: 60, however old its latest sample
+    ]
+    assert latest_utilization(samples) == pytest.approx(40.0)
+    assert latest_utilization(samples[:1]) == 90.0
+    assert latest_utilization([]) is None
 
 
 def test_a_declared_figure_holds_at_each_point_of_its_span() -> None:

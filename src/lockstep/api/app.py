@@ -201,7 +201,9 @@ def create_app(
     )
     app.state.bootstrap = created
     app.state.settings = settings
-    app.state.exposition = Exposition(instruments, StoreGauges(core.database, parts.nodes))
+    app.state.exposition = Exposition(
+        instruments, StoreGauges(core.database, parts.nodes, clock=clock)
+    )
     app.state.controller = controller
     app.state.readiness = health.Readiness(core.database.ping, controller.reconciler_runs)
     errors.install(app)

@@ -290,6 +290,9 @@ class WorkloadFigures:
     running_seconds: int
     idle_gpus: int | None
     """None where none of its devices was sampled lately (no GPU, or no GPU reader)."""
+    gpu_utilization: float | None = None
+    """The mean of its devices' latest utilization samples, in percent (None likewise):
+    what `/metrics` exports, not the list."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,12 +325,19 @@ class PhaseTimes:
         return spent
 
 
-def figures_of(times: PhaseTimes, idle_gpus: int | None, now: datetime) -> WorkloadFigures:
-    """The list's figures of a workload at `now`."""
+def figures_of(
+    times: PhaseTimes,
+    idle_gpus: int | None,
+    now: datetime,
+    *,
+    gpu_utilization: float | None = None,
+) -> WorkloadFigures:
+    """A workload's figures at `now`."""
     return WorkloadFigures(
         pending_seconds=int(times.seconds(Phase.PENDING.value, now)),
         running_seconds=int(times.seconds(Phase.RUNNING.value, now)),
         idle_gpus=idle_gpus,
+        gpu_utilization=gpu_utilization,
     )
 
 
@@ -343,3 +353,14 @@ def idle_devices(utilization: Iterable[Sample]) -> int | None:
         if sum(s.value * s.weight for s in samples) / sum(s.weight for s in samples)
         < IDLE_BELOW_PERCENT
     )
+
+
+def latest_utilization(utilization: Iterable[Sample]) -> float | None:
+    """The mean over devices (by pod and GPU) of each one's latest sample of
+    GPU_UTILIZATION_PER_GPU (its latest moment's, averaged by weight); None without any."""
+    latest: list[float] = []
+    for samples in by_series(utilization).values():
+        moment = max(s.at for s in samples)
+        last = [s for s in samples if s.at == moment]
+        latest.append(sum(s.value * s.weight for s in last) / sum(s.weight for s in last))
+    return mean(latest) if latest else None

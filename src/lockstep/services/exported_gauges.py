@@ -1,10 +1,13 @@
 """The gauges `/metrics` reads from the store at each scrape, under the names Run:ai and KAI
-Scheduler users already chart: per workload what it holds, per project (KAI: per queue) what
-it deserves, its fair share and what it holds, and per node its capacity and what is held.
+Scheduler users already chart: per workload what it holds and asks, how busy its GPUs are and
+how long it waited and ran (services/workload_gauges.py), per project (KAI: per queue) what it
+deserves, its fair share and what it holds, and per node its capacity and what is held.
 
-Figures come from what the scheduler last stored (the fair shares of its last cycle) and the
-workloads as stored; nothing is sampled here. A Prometheus `Collector`: the API calls it on a
-worker thread, never on the event loop.
+Figures come from what the scheduler last stored (the fair shares of its last cycle), the
+workloads as stored, their phase history and the sampler's latest GPU samples, all read in one
+transaction per scrape (a few statements for all the workloads, never one per workload);
+nothing is sampled here. A Prometheus `Collector`: the API calls it on a worker thread, never
+on the event loop.
 """
 
 from __future__ import annotations
@@ -15,56 +18,35 @@ from collections.abc import Callable, Iterator, Mapping
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
+from lockstep.domain.clock import Clock
 from lockstep.domain.cluster import NodeUse
 from lockstep.domain.organization import Department, Project
-from lockstep.domain.workload import Workload
 from lockstep.runtimes.kubernetes.queues import DEPARTMENT_QUEUE_PREFIX
+from lockstep.services.workload_gauges import workload_gauges
 from lockstep.store.database import Database
 
 MILLICORES = 1000.0
-WORKLOAD_LABELS = ["workload_id", "workload_name", "workload_type", "project", "department"]
 PROJECT_LABELS = ["project", "department"]
 
 
 class StoreGauges(Collector):
-    def __init__(self, database: Database, nodes: Callable[[], list[NodeUse]]) -> None:
+    def __init__(
+        self, database: Database, nodes: Callable[[], list[NodeUse]], *, clock: Clock
+    ) -> None:
         self._db = database
         self._nodes = nodes
+        self._clock = clock
 
     def collect(self) -> Iterator[Metric]:
         with self._db.read() as unit:
             projects = unit.organization.projects()
             departments = unit.organization.departments()
-            admitted = unit.workloads.admitted()
+            unfinished = unit.workloads.unfinished()
+            figures = unit.metrics.figures([w.id for w in unfinished], self._clock())
             shares = unit.scheduling.shares()
-        yield from _workload_gauges(admitted)
+        yield from workload_gauges(unfinished, figures)
         yield from _unit_gauges(projects, departments, shares)
         yield from _node_gauges(self._nodes())
-
-
-def _workload_gauges(admitted: list[Workload]) -> Iterator[Metric]:
-    gpus = GaugeMetricFamily(
-        "runai_allocated_gpu_count_per_workload",
-        "GPUs an admitted workload holds (a share of one counts as its fraction).",
-        labels=WORKLOAD_LABELS,
-    )
-    pods = GaugeMetricFamily(
-        "lockstep_workload_running_pods",
-        "Pods of an admitted workload that run.",
-        labels=WORKLOAD_LABELS,
-    )
-    for workload in admitted:
-        labels = [
-            workload.id,
-            workload.name,
-            workload.kind.value,
-            workload.project_name,
-            workload.department_name,
-        ]
-        gpus.add_metric(labels, workload.allocated_gpus)
-        pods.add_metric(labels, workload.running_pods)
-    yield gpus
-    yield pods
 
 
 Figures = Mapping[str, Mapping[str, float]]

@@ -8,7 +8,7 @@ samples each averages), which are kept for 30 days.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -39,6 +39,7 @@ from lockstep.domain.metrics import (
     expiry_horizon,
     figures_of,
     idle_devices,
+    latest_utilization,
     roll_up,
     rollup_horizon,
 )
@@ -47,6 +48,8 @@ from lockstep.store.tables import metric_samples, phase_changes, workloads
 
 MAINTENANCE_ROWS = 5000
 """The most samples one round rolls up, and the most averages it removes."""
+IDS_PER_STATEMENT = 500
+"""The most workload ids one statement names (SQLite caps a statement's parameters)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +89,11 @@ _RECENT_UTILIZATION = select(metric_samples).where(
     metric_samples.c.metric == Sampled.GPU_UTILIZATION_PER_GPU.value,
     metric_samples.c.at >= bindparam("since"),
 )
+
+
+def _chunks(ids: list[str]) -> Iterator[list[str]]:
+    for start in range(0, len(ids), IDS_PER_STATEMENT):
+        yield ids[start : start + IDS_PER_STATEMENT]
 
 
 class MetricsRepository:
@@ -159,29 +167,44 @@ class MetricsRepository:
         return [_sample(r) for r in self._db.execute(query.order_by(metric_samples.c.at))]
 
     def figures(self, workload_ids: Sequence[str], now: datetime) -> dict[str, WorkloadFigures]:
-        """The list's figures of each workload: its time Pending and Running (from its phase
-        history) and its idle GPUs (from the last `IDLE_WINDOW` of samples)."""
+        """The figures of each workload: its time Pending and Running (from its phase
+        history), its idle GPUs and its GPUs' latest utilization (from the last `IDLE_WINDOW`
+        of samples)."""
         times = self.phase_times(workload_ids)
-        idle = self.idle_gpus(workload_ids, now)
-        return {i: figures_of(times[i], idle[i], now) for i in workload_ids}
+        utilization = self._recent_utilization(workload_ids, now)
+        return {
+            i: figures_of(
+                times[i],
+                idle_devices(utilization[i]),
+                now,
+                gpu_utilization=latest_utilization(utilization[i]),
+            )
+            for i in workload_ids
+        }
 
     def phase_times(self, workload_ids: Sequence[str]) -> dict[str, PhaseTimes]:
         """Each workload's time in its phases, from its phase history."""
         changes: dict[str, list[tuple[datetime, str]]] = {i: [] for i in workload_ids}
-        if workload_ids:
-            for row in self._db.execute(_HISTORIES, {"ids": list(workload_ids)}):
+        for chunk in _chunks(list(changes)):
+            for row in self._db.execute(_HISTORIES, {"ids": chunk}):
                 changes[row.workload_id].append((row.created_at, row.phase))
         return {i: PhaseTimes.of(history) for i, history in changes.items()}
 
     def idle_gpus(self, workload_ids: Sequence[str], now: datetime) -> dict[str, int | None]:
         """How many of each workload's devices were idle over the last `IDLE_WINDOW` of
         samples; None for one none of whose devices was sampled then."""
+        utilization = self._recent_utilization(workload_ids, now)
+        return {i: idle_devices(samples) for i, samples in utilization.items()}
+
+    def _recent_utilization(
+        self, workload_ids: Sequence[str], now: datetime
+    ) -> dict[str, list[Sample]]:
         utilization: dict[str, list[Sample]] = {i: [] for i in workload_ids}
-        if workload_ids:
-            recent = {"ids": list(workload_ids), "since": now - IDLE_WINDOW}
+        for chunk in _chunks(list(utilization)):
+            recent = {"ids": chunk, "since": now - IDLE_WINDOW}
             for found in self._db.execute(_RECENT_UTILIZATION, recent):
                 utilization[found.workload_id].append(_sample(found))
-        return {i: idle_devices(samples) for i, samples in utilization.items()}
+        return utilization
 
     def current_workloads(self) -> list[CurrentWorkload]:
         rows = self._db.execute(

@@ -38,7 +38,7 @@ from lockstep.domain.cluster import placement_from_json, placement_to_json
 from lockstep.domain.errors import Conflict, InvalidRequest
 from lockstep.domain.kinds import WorkloadKind
 from lockstep.domain.listing import Filter, ListQuery, Operator, SortOrder
-from lockstep.domain.phases import DesiredPhase, Phase
+from lockstep.domain.phases import TERMINAL, DesiredPhase, Phase
 from lockstep.domain.pod_security import PodSecurityLevel
 from lockstep.domain.workload import (
     Event,
@@ -739,6 +739,15 @@ class WorkloadRepository:
         phases = [p.value for p in Phase if p.has_pods]
         query = _JOINED.where(
             workloads.c.deleted_at.is_(None), workloads.c.actual_phase.in_(phases)
+        )
+        return [_workload(r) for r in self._db.execute(query).all()]
+
+    def unfinished(self) -> list[Workload]:
+        """Workloads not deleted that have not finished (neither Completed nor Failed):
+        waiting, admitted or stopped."""
+        query = _JOINED.where(
+            workloads.c.deleted_at.is_(None),
+            workloads.c.actual_phase.not_in([p.value for p in TERMINAL]),
         )
         return [_workload(r) for r in self._db.execute(query).all()]
 
