@@ -190,6 +190,14 @@ class Settings(BaseSettings):
     """The CSI driver that mounts `s3` storage."""
     kube_ingress_class: str | None = None
     """The IngressClass of exposed URLs; unset: the cluster's default."""
+    prometheus_url: str | None = None
+    """The cluster's Prometheus (runtime kubernetes), whose HTTP API answers the measured
+    metric types: `http://prometheus-operated.monitoring:9090`. Unset: those answer 503."""
+    prometheus_timeout_seconds: float = Field(default=10.0, gt=0, le=300)
+    """The longest wait for one answer of the Prometheus."""
+    prometheus_min_range_seconds: float = Field(default=60.0, ge=1, le=86400)
+    """The shortest range a point is measured over (a rate needs two scrapes in it: at least
+    twice the Prometheus's scrape interval)."""
     log_level: str = "info"
     log_format: LogFormat = LogFormat.AUTO
     max_request_bytes: int = Field(default=DEFAULT_MAX_REQUEST_BYTES, ge=1024)
@@ -210,6 +218,16 @@ class Settings(BaseSettings):
     def _absolute(cls, value: Path) -> Path:
         """Pods run in their own directories, so every path lockstep hands out is absolute."""
         return value.expanduser().resolve()
+
+    @field_validator("prometheus_url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is None or not value.strip():
+            return None
+        scheme, _, rest = value.strip().partition("://")
+        if scheme not in ("http", "https") or not rest.split("/", 1)[0]:
+            raise ValueError(f"must be an http:// or https:// URL with a host, not {value!r}")
+        return value.strip()
 
     @field_validator("allowed_host_paths")
     @classmethod

@@ -69,3 +69,27 @@ def test_wrong_settings_are_named_by_their_variables_without_a_traceback() -> No
         line.startswith("lockstep: LOCKSTEP_POD_USER: String should match") for line in lines
     )
     assert "Traceback" not in result.output
+
+
+def test_the_prometheus_is_an_http_url_set_by_its_variable_or_a_flag_of_serve(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    assert Settings().prometheus_url is None
+    assert Settings(prometheus_url=" http://prom:9090 ").prometheus_url == "http://prom:9090"
+    assert Settings(prometheus_url="").prometheus_url is None
+    with pytest.raises(ValidationError, match="must be an http:// or https:// URL"):
+        Settings(prometheus_url="prometheus:9090")
+    monkeypatch.setenv("LOCKSTEP_PROMETHEUS_URL", "https://prom.example/prometheus")
+    monkeypatch.setenv("LOCKSTEP_PROMETHEUS_TIMEOUT_SECONDS", "2.5")
+    from_environment = Settings()
+    assert from_environment.prometheus_url == "https://prom.example/prometheus"
+    assert from_environment.prometheus_timeout_seconds == 2.5
+    assert from_environment.prometheus_min_range_seconds == 60
+    for flag, value, message in (
+        ("--prometheus-url", "ftp://prom", "LOCKSTEP_PROMETHEUS_URL: must be an http://"),
+        ("--prometheus-timeout-seconds", "0", "LOCKSTEP_PROMETHEUS_TIMEOUT_SECONDS: Input should"),
+        ("--prometheus-min-range-seconds", "0.5", "LOCKSTEP_PROMETHEUS_MIN_RANGE_SECONDS: Input"),
+    ):
+        refused = CliRunner().invoke(app, ["serve", flag, value])
+        assert refused.exit_code == 2, refused.output
+        assert f"lockstep: {message}" in refused.output

@@ -1,5 +1,6 @@
-"""`create_app(settings)`: the whole server — store, services, local runtime, reconciler and
-routes — with nothing built at import time."""
+"""`create_app(settings)`: the whole server — store, services, the runtime (local or
+Kubernetes), its source of metrics, reconciler and routes — with nothing built at import
+time."""
 
 from __future__ import annotations
 
@@ -8,7 +9,9 @@ import logging
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from datetime import timedelta
 
+import httpx
 import orjson
 from fastapi import Depends, FastAPI
 
@@ -50,11 +53,17 @@ from lockstep.runtimes.local.sandbox.policy import unknown_data_volumes
 from lockstep.runtimes.local.volumes.claims import Claims
 from lockstep.services.claims import ClaimService
 from lockstep.services.exported_gauges import StoreGauges
-from lockstep.services.metric_sources import PROMETHEUS_NEEDED, NoMetricsSource, SampledMetrics
+from lockstep.services.metric_sources import (
+    PROMETHEUS_NEEDED,
+    MetricsSource,
+    NoMetricsSource,
+    SampledMetrics,
+)
 from lockstep.services.metrics import MetricsService
 from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
 from lockstep.services.organization import OrganizationService
+from lockstep.services.prometheus_metrics import PrometheusMetrics, store_selector
 from lockstep.services.scheduling import SchedulingService
 from lockstep.services.telemetry import TelemetryService
 from lockstep.services.workload_list import WorkloadList
@@ -103,6 +112,11 @@ def create_app(
             plain_nodes=lambda: local_nodes,
         )
     controller = parts.controller
+    prometheus_http = (
+        httpx.Client(timeout=settings.prometheus_timeout_seconds)
+        if settings.runtime is RuntimeKind.KUBERNETES and settings.prometheus_url
+        else None
+    )
     organization = OrganizationService(
         core.database, clock=clock, nodes=parts.plain_nodes, wake=_waking(controller)
     )
@@ -115,6 +129,8 @@ def create_app(
         finally:
             await app.state.workload_watch.close()
             controller.stop()
+            if prometheus_http is not None:
+                prometheus_http.close()
             core.close()
 
     app = FastAPI(
@@ -165,9 +181,7 @@ def create_app(
         node_pools=NodePoolService(core.database, organization, parts.nodes),
         metrics=MetricsService(
             core.database,
-            source=SampledMetrics(core.database)
-            if settings.runtime is RuntimeKind.LOCAL
-            else NoMetricsSource(PROMETHEUS_NEEDED),
+            source=_metrics_source(settings, core.database, prometheus_http),
             nodes=parts.plain_nodes,
             clock=clock,
         ),
@@ -237,6 +251,24 @@ class _Parts:
     logs: PodLogs
     plain_nodes: Callable[[], Sequence[Node]]
     """The nodes alone, without what is held of them (their pools are node pools)."""
+
+
+def _metrics_source(
+    settings: Settings, database: Database, client: httpx.Client | None
+) -> MetricsSource:
+    """Where measured figures come from: the local runtime's samples; on Kubernetes, the
+    cluster's Prometheus asked with `client`, or none without LOCKSTEP_PROMETHEUS_URL."""
+    if settings.runtime is RuntimeKind.LOCAL:
+        return SampledMetrics(database)
+    if settings.prometheus_url is None or client is None:
+        return NoMetricsSource(PROMETHEUS_NEEDED)
+    return PrometheusMetrics(
+        settings.prometheus_url,
+        client=client,
+        selector=store_selector(database),
+        timeout=settings.prometheus_timeout_seconds,
+        min_range=timedelta(seconds=settings.prometheus_min_range_seconds),
+    )
 
 
 def _waking(controller: Controller) -> Callable[[], None]:

@@ -128,6 +128,24 @@ def serve(
             help="Seconds between samples of pods' usage [LOCKSTEP_METRICS_INTERVAL_SECONDS]."
         ),
     ] = None,
+    prometheus_url: Annotated[
+        str | None,
+        typer.Option(
+            help="The cluster's Prometheus, for metrics on Kubernetes [LOCKSTEP_PROMETHEUS_URL]."
+        ),
+    ] = None,
+    prometheus_timeout_seconds: Annotated[
+        float | None,
+        typer.Option(
+            help="Longest wait for the Prometheus's answer [LOCKSTEP_PROMETHEUS_TIMEOUT_SECONDS]."
+        ),
+    ] = None,
+    prometheus_min_range_seconds: Annotated[
+        float | None,
+        typer.Option(
+            help="Shortest range a point is measured over [LOCKSTEP_PROMETHEUS_MIN_RANGE_SECONDS]."
+        ),
+    ] = None,
     access_log: Annotated[bool, typer.Option(help="Log every request.")] = False,
 ) -> None:
     """Run the API, the reconciler and the local runtime in one process."""
@@ -144,6 +162,9 @@ def serve(
             max_workers=max_workers,
             max_command_length=max_command_length,
             metrics_interval_seconds=metrics_interval_seconds,
+            prometheus_url=prometheus_url,
+            prometheus_timeout_seconds=prometheus_timeout_seconds,
+            prometheus_min_range_seconds=prometheus_min_range_seconds,
         ),
         access_log=access_log,
     )

@@ -72,5 +72,6 @@ class SealBroken(LockstepError):
 
 
 class MetricsUnavailable(LockstepError):
-    """The runtime has no source of metrics configured (the Kubernetes runtime needs a
-    Prometheus to ask); retrying does not help until one is."""
+    """Measured metrics cannot be had: the runtime has no source of them configured (the
+    Kubernetes runtime needs a Prometheus to ask), or the Prometheus cannot be reached,
+    answers late, refuses the query or answers something else than its API's."""

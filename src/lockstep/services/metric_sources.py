@@ -1,8 +1,9 @@
 """Where measured figures come from: a `MetricsSource` answers a `SeriesQuery` (the
 measured types of whatever a scope selects, over a window) with measurements.
 `SampledMetrics` reads the samples the local runtime's sampler keeps in the store;
-`NoMetricsSource` stands for a runtime without one and says what is needed. A source backed
-by Prometheus, for the Kubernetes runtime, would implement the same protocol."""
+`PrometheusMetrics` (services/prometheus_metrics.py) asks the cluster's Prometheus, for the
+Kubernetes runtime; `NoMetricsSource` stands for a runtime without one and says what is
+needed."""
 
 from __future__ import annotations
 
@@ -27,6 +28,9 @@ class SeriesQuery:
 
 
 class MetricsSource(Protocol):
+    remote: bool
+    """It waits on the network: the metrics service is called on a worker thread."""
+
     def series(self, query: SeriesQuery) -> list[Measurement]:
         """One measurement per type (per GPU device for a `_PER_GPU` type), in the order
         asked; a type without data has no values."""
@@ -61,6 +65,8 @@ series are combined per point."""
 class SampledMetrics:
     """The samples the local runtime's sampler keeps in the store."""
 
+    remote = False
+
     def __init__(self, database: Database) -> None:
         self._db = database
 
@@ -80,7 +86,7 @@ class SampledMetrics:
             if not rule.per_gpu:
                 measurements.append(Measurement(name, combined(chosen, query.window, how=rule.how)))
                 continue
-            devices = sorted({s.gpu for s in chosen}, key=_device_order)
+            devices = sorted({s.gpu for s in chosen}, key=device_order)
             for gpu in devices:
                 points = combined([s for s in chosen if s.gpu == gpu], query.window, how=rule.how)
                 measurements.append(Measurement(name, points, labels={"gpu": gpu}))
@@ -89,18 +95,20 @@ class SampledMetrics:
         return measurements
 
 
-def _device_order(gpu: str) -> tuple[int, str]:
+def device_order(gpu: str) -> tuple[int, str]:
     return (int(gpu), "") if gpu.isdigit() else (1 << 30, gpu)
 
 
 PROMETHEUS_NEEDED = (
     "metrics on the Kubernetes runtime come from the cluster's Prometheus: set "
-    "LOCKSTEP_PROMETHEUS_URL to its address (not supported by this version of lockstep yet)"
+    "LOCKSTEP_PROMETHEUS_URL to its address"
 )
 
 
 class NoMetricsSource:
     """A runtime without a source of metrics: every request says what is needed."""
+
+    remote = False
 
     def __init__(self, why: str) -> None:
         self._why = why

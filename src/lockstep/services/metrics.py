@@ -119,6 +119,11 @@ class MetricsService:
         self._nodes = nodes
         self._clock = clock
 
+    @property
+    def remote(self) -> bool:
+        """Its source waits on the network (see `MetricsSource.remote`)."""
+        return self._source.remote
+
     # --- workloads and pods ---
 
     def figures(self, workload_ids: Sequence[str]) -> dict[str, WorkloadFigures]:

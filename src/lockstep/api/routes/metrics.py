@@ -7,13 +7,20 @@ take `telemetry` for an id.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Annotated
+from collections.abc import Callable, Sequence
+from typing import Annotated, ParamSpec
 
 from fastapi import APIRouter, Path, Query
 from starlette.responses import Response
 
-from lockstep.api.deps import CallerDep, ClusterUuid, DepartmentId, ProjectId, ServicesDep
+from lockstep.api.deps import (
+    CallerDep,
+    ClusterUuid,
+    DepartmentId,
+    ProjectId,
+    Services,
+    ServicesDep,
+)
 from lockstep.api.deps import WorkloadId as WorkloadIdPath
 from lockstep.api.responses import json_response
 from lockstep.domain.errors import InvalidRequest
@@ -25,6 +32,7 @@ from lockstep.schemas.metrics import (
 )
 
 router = APIRouter(tags=["metrics"])
+P = ParamSpec("P")
 
 MetricType = Annotated[list[str] | None, Query(alias="metricType")]
 Start = Annotated[str | None, Query()]
@@ -39,6 +47,16 @@ DepartmentFilter = Annotated[str | None, Query(alias="departmentId")]
 
 def _answer(measurements: list[Measurement]) -> Response:
     return json_response({"measurements": [m.to_json() for m in measurements]})
+
+
+async def _measured(
+    services: Services, function: Callable[P, list[Measurement]], *args: P.args, **kwargs: P.kwargs
+) -> list[Measurement]:
+    """A metrics call: on a worker thread where its source waits on the network (the
+    cluster's Prometheus), else as any store call."""
+    if services.metrics.remote:
+        return await services.calls.store_off_loop(function, *args, **kwargs)
+    return await services.calls.store(function, *args, **kwargs)
 
 
 def _window(start: str | None, end: str | None, samples: int | None) -> Window:
@@ -108,8 +126,13 @@ async def workload_metrics(
     number_of_samples: NumberOfSamples = None,
 ) -> Response:
     window = _window(start, end, number_of_samples)
-    found = await services.calls.store(
-        services.metrics.workload, caller, str(workload_id), asked=metric_type, window=window
+    found = await _measured(
+        services,
+        services.metrics.workload,
+        caller,
+        str(workload_id),
+        asked=metric_type,
+        window=window,
     )
     return _answer(found)
 
@@ -126,8 +149,14 @@ async def pod_metrics(
     number_of_samples: NumberOfSamples = None,
 ) -> Response:
     window = _window(start, end, number_of_samples)
-    found = await services.calls.store(
-        services.metrics.pod, caller, str(workload_id), pod_id, asked=metric_type, window=window
+    found = await _measured(
+        services,
+        services.metrics.pod,
+        caller,
+        str(workload_id),
+        pod_id,
+        asked=metric_type,
+        window=window,
     )
     return _answer(found)
 
@@ -168,7 +197,8 @@ async def project_metrics(
     nodepool_name: NodepoolName = None,
 ) -> Response:
     window = _window(start, end, number_of_samples)
-    found = await services.calls.store(
+    found = await _measured(
+        services,
         services.metrics.project,
         caller,
         project_id,
@@ -191,7 +221,8 @@ async def department_metrics(
     nodepool_name: NodepoolName = None,
 ) -> Response:
     window = _window(start, end, number_of_samples)
-    found = await services.calls.store(
+    found = await _measured(
+        services,
         services.metrics.department,
         caller,
         department_id,
@@ -224,7 +255,8 @@ async def cluster_metrics(
             )
         raise InvalidRequest.of("groupBy", "lockstep does not group a cluster's metrics")
     window = _window(start, end, number_of_samples)
-    found = await services.calls.store(
+    found = await _measured(
+        services,
         services.metrics.cluster,
         caller,
         str(cluster_id),
@@ -247,7 +279,8 @@ async def node_pool_metrics(
     number_of_samples: NumberOfSamples = None,
 ) -> Response:
     window = _window(start, end, number_of_samples)
-    found = await services.calls.store(
+    found = await _measured(
+        services,
         services.metrics.node_pool,
         caller,
         str(cluster_id),
@@ -270,7 +303,7 @@ async def node_metrics(
 ) -> Response:
     """A node by its name (lockstep's nodes have no other id)."""
     window = _window(start, end, number_of_samples)
-    found = await services.calls.store(
-        services.metrics.node, caller, node_id, asked=metric_type, window=window
+    found = await _measured(
+        services, services.metrics.node, caller, node_id, asked=metric_type, window=window
     )
     return _answer(found)
