@@ -30,7 +30,7 @@ from tests.support.api import Api, poll
 from tests.support.cluster_exporter import ClusterExporter, Container, FixturePod, Gpu
 from tests.support.contract import assert_conforms
 from tests.support.fake_kubernetes import FakeKubernetes
-from tests.support.prometheus_server import instant, prometheus_scraping
+from tests.support.prometheus import query, scraping_targets
 from tests.support.requests import distributed
 from tests.support.server import free_port
 
@@ -114,7 +114,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     directory = tmp_path_factory.mktemp("prometheus")
     with (
         ClusterExporter(PODS) as exporter,
-        prometheus_scraping(directory, [f"127.0.0.1:{exporter.port}"]) as url,
+        scraping_targets(directory, [f"127.0.0.1:{exporter.port}"]) as url,
     ):
         scraped(url, "kube_pod_info", len(PODS))
         yield Cluster(exporter, url)
@@ -124,7 +124,7 @@ def scraped(url: str, series: str, count: int) -> None:
     """Wait until Prometheus has `SCRAPES_BEFORE_ASKING` scrapes of `count` series."""
     expression = f"count(count_over_time({series}[30s]) >= {SCRAPES_BEFORE_ASKING}) >= {count}"
     poll(
-        lambda: instant(url, expression),
+        lambda: query(url, expression),
         timeout=60,
         every=0.5,
         what=f"{SCRAPES_BEFORE_ASKING} scrapes of {count} {series} series",

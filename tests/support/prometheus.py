@@ -1,20 +1,25 @@
-"""A real Prometheus server (Debian's `prometheus` binary) scraping a live lockstep's
-`/metrics` every second with an application's credentials, and its query API."""
+"""A real Prometheus server for tests (Debian's `prometheus` binary), on a free loopback port
+with its time series database in a directory of the test's own, scraping every second either
+a live lockstep's `/metrics` with an application's credentials (`scraping`) or fixture
+exporters (`scraping_targets`); ready when the `with` starts, stopped (terminated, killed if it
+lingers) when it ends. And its query API: `evaluate` and `query`."""
 
 from __future__ import annotations
 
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.support.api import ADMIN_ID, ADMIN_SECRET
+from tests.support.api import ADMIN_ID, ADMIN_SECRET, poll
 from tests.support.server import LiveServer, free_port
 
-PROMETHEUS_CONFIG = """\
+START_TIMEOUT_SECONDS = 60.0
+
+LOCKSTEP_CONFIG = """\
 global:
   scrape_interval: 1s
   scrape_timeout: 1s
@@ -28,22 +33,48 @@ scrape_configs:
       - targets: ["127.0.0.1:{port}"]
 """
 
+FIXTURE_CONFIG = """\
+global:
+  scrape_interval: 1s
+  scrape_timeout: 1s
+scrape_configs:
+  - job_name: fixture
+    honor_labels: true
+    static_configs:
+      - targets: [{targets}]
+"""
+
 
 @contextmanager
 def scraping(server: LiveServer, directory: Path) -> Iterator[str]:
-    """A Prometheus server scraping `server`, its config, log and data in `directory`; its URL."""
+    """A Prometheus scraping `server`'s `/metrics` as its administrator; its URL."""
     password = directory / "password"
     password.write_text(ADMIN_SECRET)
-    config = directory / "prometheus.yml"
-    config.write_text(
-        PROMETHEUS_CONFIG.format(username=ADMIN_ID, password_file=password, port=server.port)
-    )
+    config = LOCKSTEP_CONFIG.format(username=ADMIN_ID, password_file=password, port=server.port)
+    with _prometheus(directory, config) as url:
+        yield url
+
+
+@contextmanager
+def scraping_targets(directory: Path, targets: Sequence[str]) -> Iterator[str]:
+    """A Prometheus scraping `targets` (`host:port`), keeping their labels; its URL."""
+    config = FIXTURE_CONFIG.format(targets=", ".join(f'"{t}"' for t in targets))
+    with _prometheus(directory, config) as url:
+        yield url
+
+
+@contextmanager
+def _prometheus(directory: Path, config: str) -> Iterator[str]:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "prometheus.yml").write_text(config)
     port = free_port()
-    with (directory / "prometheus.log").open("wb") as log:
+    url = f"http://127.0.0.1:{port}"
+    log_path = directory / "prometheus.log"
+    with log_path.open("wb") as log:
         process = subprocess.Popen(
             [
                 "prometheus",
-                f"--config.file={config}",
+                f"--config.file={directory / 'prometheus.yml'}",
                 f"--storage.tsdb.path={directory / 'tsdb'}",
                 f"--web.listen-address=127.0.0.1:{port}",
             ],
@@ -51,7 +82,13 @@ def scraping(server: LiveServer, directory: Path) -> Iterator[str]:
             stderr=log,
         )
         try:
-            yield f"http://127.0.0.1:{port}"
+            poll(
+                lambda: _ready(url, process),
+                timeout=START_TIMEOUT_SECONDS,
+                every=0.2,
+                what=lambda: f"Prometheus to be ready ({log_path.read_text()[-2000:]})",
+            )
+            yield url
         finally:
             process.terminate()
             try:
@@ -59,6 +96,15 @@ def scraping(server: LiveServer, directory: Path) -> Iterator[str]:
             except subprocess.TimeoutExpired:
                 process.kill()
                 process.wait()
+
+
+def _ready(url: str, process: subprocess.Popen[bytes]) -> bool | None:
+    if process.poll() is not None:
+        raise AssertionError(f"Prometheus exited with status {process.returncode}")
+    try:
+        return httpx.get(f"{url}/-/ready", timeout=2).status_code == 200 or None
+    except httpx.TransportError:
+        return None
 
 
 def evaluate(url: str, expression: str) -> dict[str, Any] | None:
@@ -75,7 +121,7 @@ def evaluate(url: str, expression: str) -> dict[str, Any] | None:
 
 
 def query(url: str, expression: str) -> list[dict[str, Any]] | None:
-    """The series an instant query finds; None while there are none (or it does not listen)."""
+    """The series an instant query finds; None while there are none (or it does not answer)."""
     answer = evaluate(url, expression)
     if answer is None or answer.get("status") != "success":
         return None
