@@ -22,7 +22,7 @@ import platform
 import time
 from pathlib import Path
 
-from bench.harness import Server, server, source_of, store, wrk
+from bench.harness import Server, analyze, server, source_of, store, wrk
 
 SEEDED = 1000
 """Workloads created before measuring, so that the list and the store are not empty."""
@@ -107,6 +107,7 @@ def measure(
     results = {}
     with store(backend) as url, server(url, source=source) as running:
         workload_id = seed(running)
+        analyze(url)
         scenarios = {
             "get": ("get.lua", {"WORKLOAD_ID": workload_id}),
             "list": ("list.lua", {}),

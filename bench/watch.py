@@ -30,7 +30,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from bench.harness import Server, server, source_of, store
+from bench.harness import Server, analyze, server, source_of, store
 
 SEEDED = 50
 """Workloads listed by every stream when it opens."""
@@ -132,6 +132,7 @@ def run(backend: str, source: Path | None, options: argparse.Namespace) -> dict[
             running.call(
                 "POST", "/api/v1/workloads/trainings", pending(running.cluster_id, f"s-{index}")
             )
+        analyze(url)
         return asyncio.run(measure(running, options))
 
 

@@ -398,6 +398,13 @@ def test_a_workload_whose_gpus_do_nothing_has_them_idle(api: Api, gpus: FakeGpus
         what="the workload's GPUs to be sampled",
     )
     assert api.workload(workload_id)["idleGpus"] == 2
+    assert [w["idleGpus"] for w in listed(api)] == [2]  # read afresh, the item remembered
+    gpus.utilization = 90.0
+    poll(
+        lambda: [w["idleGpus"] for w in listed(api)] == [0] or None,
+        timeout=30,
+        what="the list to show the GPUs busy (the item as remembered, the samples new)",
+    )
     refused = api.get("/api/v1/workloads", params={"filterBy": "idleGpus>=1"})
     assert refused.status_code == 400
     assert "idleGpus" in assert_conforms(refused, "/api/v1/workloads")["message"]

@@ -6,7 +6,8 @@ its `updated_at`) or when its project or department is renamed, so the page is r
 the (id, version) of each workload (store `page_versions`); only the workloads not remembered
 at that version are read in full and rendered. Of what changes with time, the seconds spent
 Pending and Running are remembered as `PhaseTimes` (fixed until the workload is written) and
-read at the request's moment; the idle GPUs are read from the samples at every request.
+read at the request's moment; the idle GPUs are read from the samples at every request, for the
+workloads that ask for GPUs (no other has any sampled).
 
 At most `capacity` items are remembered (LOCKSTEP_LIST_ITEMS_REMEMBERED); past that, the one
 rendered longest ago is forgotten.
@@ -30,6 +31,8 @@ from lockstep.domain.clock import Clock
 from lockstep.domain.listing import ListQuery
 from lockstep.domain.metrics import PhaseTimes, figures_of
 from lockstep.domain.workload import Workload
+from lockstep.scheduler.accounting import asked
+from lockstep.scheduler.resources import gang_of
 from lockstep.services.workloads import readable_list_query
 from lockstep.store.database import Database
 from lockstep.store.workloads import Version
@@ -44,6 +47,8 @@ class _Rendered:
     opening: bytes
     """The item as JSON without its closing brace: its figures follow."""
     times: PhaseTimes
+    holds_gpus: bool
+    """It asks for GPUs: only then can its devices have been sampled (`idleGpus`)."""
 
 
 class WorkloadList:
@@ -71,13 +76,14 @@ class WorkloadList:
             versions, more = unit.workloads.page_versions(scoped)
             items = {i: self._rendered.get(i) for i, _ in versions}
             stale = [i for i, v in versions if (r := items[i]) is None or r.version != v]
-            fresh = unit.workloads.versioned(stale) if stale else {}
-            times = unit.metrics.phase_times(list(fresh)) if fresh else {}
+            if stale:  # one removed with its project since the first read has no item
+                fresh = unit.workloads.versioned(stale)
+                times = unit.metrics.phase_times(list(fresh))
+                items.update(dict.fromkeys(stale), **self._remember(fresh, times))
             now = self._clock()
-            idle = unit.metrics.idle_gpus(list(items), now)
-        if stale:  # one removed with its project between the two reads has no item
-            items.update(dict.fromkeys(stale), **self._remember(fresh, times))
-        parts = [_with_figures(r, idle[i], now) for i, r in items.items() if r is not None]
+            sampled = [i for i, r in items.items() if r is not None and r.holds_gpus]
+            idle = unit.metrics.idle_gpus(sampled, now) if sampled else {}
+        parts = [_with_figures(r, idle.get(i), now) for i, r in items.items() if r is not None]
         body = b'{"workloads":[' + b",".join(parts) + b"]"
         if more:
             body += b',"next":%d' % (query.offset + len(versions))
@@ -88,11 +94,12 @@ class WorkloadList:
         fresh: Mapping[str, tuple[Version, Workload]],
         times: Mapping[str, PhaseTimes],
     ) -> dict[str, _Rendered]:
-        if not fresh:
-            return {}
         rendered = {
             workload_id: _Rendered(
-                version, orjson.dumps(self._render(workload))[:-1], times[workload_id]
+                version,
+                orjson.dumps(self._render(workload))[:-1],
+                times[workload_id],
+                holds_gpus=workload.allocated_gpus > 0 or asked(gang_of(workload).shape)[0] > 0,
             )
             for workload_id, (version, workload) in fresh.items()
         }

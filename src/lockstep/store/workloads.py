@@ -369,6 +369,38 @@ def _update_of(columns: frozenset[str]) -> Update:
     return update(workloads).where(workloads.c.id == bindparam("key")).values(values)
 
 
+def _listed_by(query: Select[Any], spec: ListQuery) -> Select[Any]:
+    """`query` narrowed to the workloads the list `spec` shows (not its order or paging)."""
+    if spec.deleted:
+        query = query.where(workloads.c.deleted_at.is_not(None))
+    else:
+        query = query.where(workloads.c.deleted_at.is_(None))
+    if spec.project_ids is not None:
+        query = query.where(workloads.c.project_id.in_([int(p) for p in spec.project_ids]))
+    if spec.search:
+        query = query.where(
+            or_(
+                workloads.c.name.contains(spec.search, autoescape=True),
+                projects.c.name.contains(spec.search, autoescape=True),
+            )
+        )
+    conditions = [_condition(f) for f in spec.filters]
+    return query.where(and_(*conditions)) if conditions else query
+
+
+@functools.lru_cache(maxsize=256)
+def _paged(query: Select[Any], spec: ListQuery) -> Select[Any]:
+    """`query` as the page `spec` asks: filtered, ordered and cut. Remembered for the lists
+    asked again and again (a console's, a script's): building a statement and its cache key
+    costs more than running it."""
+    query = _listed_by(query, spec)
+    known = spec.sort_by is not None and spec.sort_by not in _UNKNOWN
+    column = _FIELDS[spec.sort_by][0] if spec.sort_by and known else workloads.c.created_at
+    order = column.desc() if spec.sort_order is SortOrder.DESC else column.asc()
+    tie = workloads.c.id.desc() if spec.sort_order is SortOrder.DESC else workloads.c.id.asc()
+    return query.order_by(order, tie).offset(spec.offset).limit(spec.limit + 1)
+
+
 class WorkloadRepository:
     """Reads and writes workloads within the caller's transaction."""
 
@@ -550,21 +582,7 @@ class WorkloadRepository:
 
     def where(self, query: Select[Any], spec: ListQuery) -> Select[Any]:
         """`query` narrowed to the workloads the list `spec` shows (not its order or paging)."""
-        if spec.deleted:
-            query = query.where(workloads.c.deleted_at.is_not(None))
-        else:
-            query = query.where(workloads.c.deleted_at.is_(None))
-        if spec.project_ids is not None:
-            query = query.where(workloads.c.project_id.in_([int(p) for p in spec.project_ids]))
-        if spec.search:
-            query = query.where(
-                or_(
-                    workloads.c.name.contains(spec.search, autoescape=True),
-                    projects.c.name.contains(spec.search, autoescape=True),
-                )
-            )
-        conditions = [_condition(f) for f in spec.filters]
-        return query.where(and_(*conditions)) if conditions else query
+        return _listed_by(query, spec)
 
     def get_many(self, workload_ids: Sequence[str]) -> dict[str, Workload]:
         """The workloads (deleted ones included) among these ids, by id."""
@@ -577,14 +595,14 @@ class WorkloadRepository:
 
     def page(self, spec: ListQuery) -> tuple[list[Workload], bool]:
         """One page of workloads and whether another page follows."""
-        rows = self._db.execute(self._paged(_JOINED, spec)).all()
+        rows = self._db.execute(_paged(_JOINED, spec)).all()
         items = [_workload(r) for r in rows]
         return items[: spec.limit], len(items) > spec.limit
 
     def page_versions(self, spec: ListQuery) -> tuple[list[tuple[str, Version]], bool]:
         """One page as (id, version) of each workload, and whether another page follows: a
         version changes whenever what the list shows of the workload may have changed."""
-        rows = self._db.execute(self._paged(_VERSIONS, spec)).all()
+        rows = self._db.execute(_paged(_VERSIONS, spec)).all()
         return [(r[0], tuple(r[1:])) for r in rows[: spec.limit]], len(rows) > spec.limit
 
     def versioned(self, workload_ids: Sequence[str]) -> dict[str, tuple[Version, Workload]]:
@@ -595,14 +613,6 @@ class WorkloadRepository:
             for row in self._db.execute(_BY_IDS, {"ids": chunk}):
                 found[row.id] = (_version_values(row), _workload(row))
         return found
-
-    def _paged(self, query: Select[Any], spec: ListQuery) -> Select[Any]:
-        query = self.where(query, spec)
-        known = spec.sort_by is not None and spec.sort_by not in _UNKNOWN
-        column = _FIELDS[spec.sort_by][0] if spec.sort_by and known else workloads.c.created_at
-        order = column.desc() if spec.sort_order is SortOrder.DESC else column.asc()
-        tie = workloads.c.id.desc() if spec.sort_order is SortOrder.DESC else workloads.c.id.asc()
-        return query.order_by(order, tie).offset(spec.offset).limit(spec.limit + 1)
 
     def count(self, spec: ListQuery) -> int:
         query = self.where(
