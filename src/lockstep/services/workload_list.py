@@ -69,7 +69,7 @@ class WorkloadList:
 
     def page(self, caller: Principal, query: ListQuery) -> bytes:
         """The body of the page `query` asks, of the workloads `caller` may read."""
-        with self._db.read() as unit:
+        with self._db.read(snapshot=False) as unit:  # each item read with its own version
             scoped = readable_list_query(unit, caller, query)
             if scoped is None:
                 return b'{"workloads":[]}'

@@ -17,7 +17,7 @@ from typing import Any
 
 from sqlalchemy import Connection, Engine, create_engine, event, text
 from sqlalchemy.engine import make_url
-from sqlalchemy.exc import DBAPIError, OperationalError
+from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from lockstep.domain.errors import StoreUnavailable
@@ -99,6 +99,31 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite:///{path}"
 
 
+PING_AFTER_IDLE_SECONDS = 1.0
+"""A pooled PostgreSQL connection unused this long is checked (`SELECT 1`) before it is lent."""
+
+
+def _ping_when_idle(engine: Engine) -> None:
+    """Check a pooled connection before lending it only if it sat idle: one that was lent a
+    moment ago is alive, and a check per request would cost a round trip per request. One that
+    died meanwhile (the server restarted) is replaced; a request on one that dies in use gets
+    503 and the pool is renewed (`_translated`)."""
+
+    @event.listens_for(engine, "checkin")
+    def returned(_dbapi_connection: Any, record: Any) -> None:
+        record.info["returned_at"] = time.monotonic()
+
+    @event.listens_for(engine, "checkout")
+    def lent(dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+        returned_at = record.info.get("returned_at")
+        if returned_at is not None and time.monotonic() - returned_at < PING_AFTER_IDLE_SECONDS:
+            return
+        try:
+            engine.dialect.do_ping(dbapi_connection)
+        except Exception as error:  # the pool connects anew when told the connection is gone
+            raise DisconnectionError(str(error)) from error
+
+
 class Database:
     """One store: SQLite file or PostgreSQL database, shared by every thread of lockstep."""
 
@@ -130,14 +155,15 @@ class Database:
 
     def _create_engine(self, pool_size: int) -> Engine:
         if not self.is_sqlite:
-            return create_engine(
+            engine = create_engine(
                 self.url,
                 pool_size=pool_size,
                 max_overflow=pool_size,
-                pool_pre_ping=True,
                 pool_timeout=10,
                 connect_args={"connect_timeout": 5},
             )
+            _ping_when_idle(engine)
+            return engine
         engine = create_engine(
             self.url,
             pool_size=pool_size,
@@ -156,11 +182,17 @@ class Database:
         return engine
 
     @contextmanager
-    def read(self) -> Iterator[UnitOfWork]:
+    def read(self, *, snapshot: bool = True) -> Iterator[UnitOfWork]:
         """Reads. On SQLite each statement runs on its own snapshot (no BEGIN/COMMIT round
-        trips); on PostgreSQL they share one transaction."""
-        with self._translated(), self.engine.connect() as connection, connection.begin():
-            yield UnitOfWork(connection, self._sealer)
+        trips); on PostgreSQL they share one transaction, or, without `snapshot`, each runs
+        alone as on SQLite (two round trips fewer, for a reader that needs no common view)."""
+        with self._translated(), self.engine.connect() as connection:
+            if snapshot or self.is_sqlite:
+                with connection.begin():
+                    yield UnitOfWork(connection, self._sealer)
+            else:
+                connection.execution_options(isolation_level="AUTOCOMMIT")
+                yield UnitOfWork(connection, self._sealer)
 
     @contextmanager
     def write(self, *, durable: bool = True) -> Iterator[UnitOfWork]:
