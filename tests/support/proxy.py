@@ -30,6 +30,10 @@ class OutageProxy:
         """Close the listener and every open connection: the store is unreachable."""
         with self._lock:
             self._serving = False
+            # Closing alone leaves it listening while a thread waits in accept() on it (the
+            # wait holds the socket); shutting it down ends that wait.
+            with contextlib.suppress(OSError):
+                self._listener.shutdown(socket.SHUT_RDWR)
             self._listener.close()
             for sock in self._sockets:
                 with contextlib.suppress(OSError):
