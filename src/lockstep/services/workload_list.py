@@ -2,18 +2,18 @@
 page, and each workload's item rendered once per version of it, then remembered.
 
 What the list shows of a workload changes only when the workload is written (every write moves
-its `updated_at`) or when its project or department is renamed, so the page is read first as
-the (id, version) of each workload (store `page_versions`); only the workloads not remembered
-at that version are read in full and rendered. Of what changes with time, the seconds spent
-Pending and Running are remembered as `PhaseTimes` (fixed until the workload is written) and
-read at the request's moment; the idle GPUs are read from the samples at every request, for the
-workloads that ask for GPUs (no other has any sampled).
+its `updated_at`) or when what it shows of its project and department changes, so the page is
+read first as the (id, version) of each workload (store `page_versions`: that stamp and those
+names); only the workloads not remembered at that version are read in full and rendered. Of
+what changes with time, the seconds spent Pending and Running are remembered as `PhaseTimes`
+(fixed until the workload is written) and read at the request's moment; the idle GPUs are read
+from the samples at every request, for the workloads that ask for GPUs (no other has any
+sampled).
 
 At most `capacity` items are remembered (LOCKSTEP_LIST_ITEMS_REMEMBERED); past that, the one
-rendered longest ago is forgotten.
-Called by the list route, inline on the event loop with SQLite and on a worker thread with
-PostgreSQL (api/calls.py), so what it remembers is shared by threads: a lookup is one dict
-read, and a change is made under a lock.
+rendered longest ago is forgotten. Called by the list route, inline on the event loop with
+SQLite and on a worker thread with PostgreSQL (api/calls.py), so what it remembers is shared by
+threads: a lookup is one dict read, and a change is made under a lock.
 """
 
 from __future__ import annotations
