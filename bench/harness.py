@@ -126,6 +126,17 @@ def source_of(ref: str) -> Iterator[Path]:
 
 
 @contextmanager
+def revisions(baseline: str | None) -> Iterator[dict[str, Path | None]]:
+    """The code each server of a side-by-side run runs, by name: the revision `baseline`'s
+    `src` (when given), then the working tree's ("current", None)."""
+    if baseline is None:
+        yield {"current": None}
+        return
+    with source_of(baseline) as source:
+        yield {baseline: source, "current": None}
+
+
+@contextmanager
 def server(
     database_url: str | None,
     *,

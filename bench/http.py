@@ -15,14 +15,13 @@ p99 ≤ 50 ms; the list (50 a page) ≥ 600/s, and ≥ 400/s with PostgreSQL.
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import platform
 import time
 from pathlib import Path
 
-from bench.harness import Server, analyze, server, source_of, store, wrk
+from bench.harness import Server, analyze, revisions, server, store, wrk
 
 SEEDED = 1000
 """Workloads created before measuring, so that the list and the store are not empty."""
@@ -79,11 +78,7 @@ def main() -> None:
         f"{'code':9} {'backend':11} {'scenario':8} {'req/s':>10} {'p50 ms':>9} {'p99 ms':>9}"
         f" {'errors':>7}"
     )
-    with contextlib.ExitStack() as stack:
-        sources: dict[str, Path | None] = {}
-        if options.baseline:
-            sources[options.baseline] = stack.enter_context(source_of(options.baseline))
-        sources["current"] = None
+    with revisions(options.baseline) as sources:
         for backend in options.backends.split(","):
             for code, source in sources.items():
                 results.setdefault(code, {})[backend] = measure(

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
 import platform
@@ -30,7 +29,7 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from bench.harness import Server, analyze, server, source_of, store
+from bench.harness import Server, analyze, revisions, server, store
 
 SEEDED = 50
 """Workloads listed by every stream when it opens."""
@@ -148,11 +147,7 @@ def main() -> None:
     options = parser.parse_args()
     results: dict[str, dict[str, dict[str, float]]] = {}
     print(f"{'code':9} {'backend':11} {'deliveries':>10} {'p50 ms':>8} {'p99 ms':>8} {'max ms':>8}")
-    with contextlib.ExitStack() as stack:
-        sources: dict[str, Path | None] = {}
-        if options.baseline:
-            sources[options.baseline] = stack.enter_context(source_of(options.baseline))
-        sources["current"] = None
+    with revisions(options.baseline) as sources:
         for backend in options.backends.split(","):
             for code, source in sources.items():
                 found = run(backend, source, options)
