@@ -125,6 +125,23 @@ def source_of(ref: str) -> Iterator[Path]:
         yield Path(folder) / "src"
 
 
+def never_fitting(cluster_id: str, name: str, **spec: object) -> dict[str, object]:
+    """A workload that asks for more CPU than any machine has: stored, scheduled and parked
+    Pending, so nothing runs; `spec` adds to its spec (a distributed one's framework, …)."""
+    return {
+        "name": name,
+        "projectId": "1",
+        "clusterId": cluster_id,
+        "spec": {
+            "image": "python:3.11",
+            "command": "python3",
+            "args": "train.py",
+            "compute": {"cpuCoreRequest": 100000},
+            **spec,
+        },
+    }
+
+
 @contextmanager
 def revisions(baseline: str | None) -> Iterator[dict[str, Path | None]]:
     """The code each server of a side-by-side run runs, by name: the revision `baseline`'s

@@ -21,26 +21,15 @@ import platform
 import time
 from pathlib import Path
 
-from bench.harness import Server, analyze, revisions, server, store, wrk
+from bench.harness import Server, analyze, never_fitting, revisions, server, store, wrk
 
 SEEDED = 1000
 """Workloads created before measuring, so that the list and the store are not empty."""
 
 
 def pending_request(cluster_id: str, name: str) -> dict[str, object]:
-    return {
-        "name": name,
-        "projectId": "1",
-        "clusterId": cluster_id,
-        "spec": {
-            "image": "python:3.11",
-            "distributedFramework": "PyTorch",
-            "numWorkers": 2,
-            "command": "python3",
-            "args": "train.py",
-            "compute": {"cpuCoreRequest": 100000},
-        },
-    }
+    """A 1 master + 2 workers PyTorch workload that stays Pending."""
+    return never_fitting(cluster_id, name, distributedFramework="PyTorch", numWorkers=2)
 
 
 def seed(running: Server) -> str:

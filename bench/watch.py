@@ -29,24 +29,10 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from bench.harness import Server, analyze, revisions, server, store
+from bench.harness import Server, analyze, never_fitting, revisions, server, store
 
 SEEDED = 50
 """Workloads listed by every stream when it opens."""
-
-
-def pending(cluster_id: str, name: str) -> dict[str, object]:
-    return {
-        "name": name,
-        "projectId": "1",
-        "clusterId": cluster_id,
-        "spec": {
-            "image": "python:3.11",
-            "command": "python3",
-            "args": "train.py",
-            "compute": {"cpuCoreRequest": 100000},
-        },
-    }
 
 
 class Stream:
@@ -103,7 +89,7 @@ async def measure(running: Server, options: argparse.Namespace) -> dict[str, flo
                     arrivals.append(future)
                 started = time.monotonic()
                 response = await client.post(
-                    "/api/v1/workloads/trainings", json=pending(running.cluster_id, name)
+                    "/api/v1/workloads/trainings", json=never_fitting(running.cluster_id, name)
                 )
                 response.raise_for_status()
                 done = await asyncio.wait_for(asyncio.gather(*arrivals), 30)
@@ -129,7 +115,9 @@ def run(backend: str, source: Path | None, options: argparse.Namespace) -> dict[
     with store(backend) as url, server(url, source=source, settings=settings) as running:
         for index in range(SEEDED):
             running.call(
-                "POST", "/api/v1/workloads/trainings", pending(running.cluster_id, f"s-{index}")
+                "POST",
+                "/api/v1/workloads/trainings",
+                never_fitting(running.cluster_id, f"s-{index}"),
             )
         analyze(url)
         return asyncio.run(measure(running, options))
