@@ -3,10 +3,12 @@ workload by id, the first page of the workload list, and creation of workloads t
 Pending — on SQLite and on PostgreSQL, side by side, in one run.
 
     .venv/bin/python -m bench.http [--seconds 10] [--backends sqlite,postgresql]
-        [--scenarios get,list,create] [--baseline REF]
+        [--scenarios get,list,create] [--baseline REF] [--api-processes 1,2]
 
 `--baseline REF` also measures the lockstep of that git revision, each backend's servers one
-after the other in the same run.
+after the other in the same run. `--api-processes` measures the working tree's lockstep on
+PostgreSQL once with each number of API processes (LOCKSTEP_API_PROCESSES); the baseline runs
+with one.
 
 Targets on a 2-core machine with SQLite: GET ≥ 1,000/s with p99 ≤ 20 ms; create ≥ 300/s with
 p99 ≤ 50 ms; the list (50 a page) ≥ 600/s, and ≥ 400/s with PostgreSQL.
@@ -61,18 +63,32 @@ def main() -> None:
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--scenarios", default="get,list,create")
     parser.add_argument("--baseline", metavar="REF", help="also the lockstep of this revision")
+    parser.add_argument(
+        "--api-processes",
+        default="1",
+        metavar="N,...",
+        help="on PostgreSQL, the working tree's lockstep with each of these API processes",
+    )
     options = parser.parse_args()
     results: dict[str, dict[str, dict[str, dict[str, float]]]] = {}
     print(
         f"{'code':9} {'backend':11} {'scenario':8} {'req/s':>10} {'p50 ms':>9} {'p99 ms':>9}"
         f" {'errors':>7}"
     )
+    counts = [int(count) for count in options.api_processes.split(",")]
     with revisions(options.baseline) as sources:
         for backend in options.backends.split(","):
             for code, source in sources.items():
-                results.setdefault(code, {})[backend] = measure(
-                    backend, source, options, label=f"{code[:9]:9} {backend:11}"
-                )
+                several = backend == "postgresql" and source is None
+                for processes in counts if several else [1]:
+                    name = backend if processes == 1 else f"{backend}-{processes}p"
+                    results.setdefault(code, {})[name] = measure(
+                        backend,
+                        source,
+                        options,
+                        processes=processes,
+                        label=f"{code[:9]:9} {name:11}",
+                    )
     out = Path(__file__).resolve().parent / "results"
     out.mkdir(exist_ok=True)
     record = {
@@ -85,11 +101,18 @@ def main() -> None:
 
 
 def measure(
-    backend: str, source: Path | None, options: argparse.Namespace, *, label: str
+    backend: str,
+    source: Path | None,
+    options: argparse.Namespace,
+    *,
+    processes: int,
+    label: str,
 ) -> dict[str, dict[str, float]]:
-    """Each scenario asked, on a fresh server of `backend` running the lockstep at `source`."""
+    """Each scenario asked, on a fresh server of `backend` running the lockstep at `source`
+    with `processes` API processes."""
     results = {}
-    with store(backend) as url, server(url, source=source) as running:
+    settings = {} if processes == 1 else {"LOCKSTEP_API_PROCESSES": str(processes)}
+    with store(backend) as url, server(url, source=source, settings=settings) as running:
         workload_id = seed(running)
         analyze(url)
         scenarios = {

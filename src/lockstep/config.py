@@ -128,6 +128,10 @@ class KubeScheduler(StrEnum):
     DEFAULT = "default"
 
 
+MAX_API_PROCESSES = 32
+"""Each holds a pool of store connections (up to 16) and a core when busy."""
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="LOCKSTEP_", extra="ignore")
 
@@ -135,6 +139,9 @@ class Settings(BaseSettings):
     port: int = Field(default=8080, ge=0, le=65535)
     data_dir: Path = Field(default_factory=default_data_dir)
     database_url: str | None = None
+    api_processes: int = Field(default=1, ge=1, le=MAX_API_PROCESSES)
+    """How many processes serve the API (`lockstep serve`), each on a core of its own; more
+    than one needs PostgreSQL and the local runtime (README "Serving on several cores")."""
     bootstrap_client_id: str | None = None
     bootstrap_client_secret: SecretStr | None = None
     token_ttl_seconds: int = Field(default=3600, ge=60)
@@ -252,6 +259,22 @@ class Settings(BaseSettings):
         if uid != os.geteuid() and os.geteuid() != 0:
             raise ValueError(
                 f"LOCKSTEP_POD_USER: pods can run as uid {uid} only when lockstep runs as root"
+            )
+        return self
+
+    @model_validator(mode="after")
+    def _api_processes_can_share(self) -> Settings:
+        if self.api_processes == 1:
+            return self
+        if self.resolved_database_url.startswith("sqlite"):
+            raise ValueError(
+                "LOCKSTEP_API_PROCESSES above 1 needs PostgreSQL (LOCKSTEP_DATABASE_URL): "
+                "SQLite is written by one process"
+            )
+        if self.runtime is not RuntimeKind.LOCAL:
+            raise ValueError(
+                "LOCKSTEP_API_PROCESSES above 1 needs the local runtime; on Kubernetes, "
+                "run more replicas of lockstep instead"
             )
         return self
 

@@ -1,6 +1,6 @@
 """The store's leadership lock (store/leadership.py): one holder at a time among processes
 sharing a store, taken over when the holder goes — on PostgreSQL (advisory lock) and on
-SQLite (a file lock), each holder a real process."""
+SQLite (a file lock), each holder a real process; and, on PostgreSQL, whether anyone holds it."""
 
 from __future__ import annotations
 
@@ -9,9 +9,13 @@ import sys
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
 
 from lockstep.store.database import Database
-from lockstep.store.leadership import leadership_of
+from lockstep.store.leadership import leadership_of, someone_leads
+from tests.conftest import fresh_database
 from tests.support.api import poll
 
 HOLDER = textwrap.dedent(
@@ -67,3 +71,25 @@ def test_one_holder_at_a_time_and_a_takeover_when_it_dies(database_url: str) -> 
     finally:
         lock.release()
         database.dispose()
+
+
+def test_whether_someone_leads_is_told_by_the_store_of_its_own_database(
+    request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    with (
+        fresh_database(request, "postgresql", tmp_path / "a") as url,
+        fresh_database(request, "postgresql", tmp_path / "b") as other_url,
+    ):
+        database, other = Database(url), Database(other_url)
+        try:
+            assert not someone_leads(database)
+            with holder(url) as leader:
+                assert became_leader(leader)
+                assert someone_leads(database)
+                assert not someone_leads(other)  # the same lock, another store
+                leader.kill()
+                leader.wait()
+            poll(lambda: not someone_leads(database) or None, what="no leader", timeout=30)
+        finally:
+            database.dispose()
+            other.dispose()

@@ -13,7 +13,7 @@ from pydantic import ValidationError
 from typer.testing import CliRunner
 
 from lockstep.cli.main import app
-from lockstep.config import SandboxMode, Settings, user_ids
+from lockstep.config import MAX_API_PROCESSES, RuntimeKind, SandboxMode, Settings, user_ids
 
 
 def test_a_pod_user_is_a_name_a_uid_or_either_with_a_group() -> None:
@@ -93,3 +93,25 @@ def test_the_prometheus_is_an_http_url_set_by_its_variable_or_a_flag_of_serve(
         refused = CliRunner().invoke(app, ["serve", flag, value])
         assert refused.exit_code == 2, refused.output
         assert f"lockstep: {message}" in refused.output
+
+
+def test_several_api_processes_need_postgresql_and_the_local_runtime() -> None:
+    postgresql = "postgresql://lockstep@db/lockstep"
+    assert Settings(database_url=postgresql, api_processes=4).api_processes == 4
+    assert Settings().api_processes == 1
+    with pytest.raises(ValidationError, match="needs PostgreSQL"):
+        Settings(api_processes=2)
+    with pytest.raises(ValidationError, match="run more replicas of lockstep instead"):
+        Settings(database_url=postgresql, api_processes=2, runtime=RuntimeKind.KUBERNETES)
+    for wrong in (0, MAX_API_PROCESSES + 1):
+        with pytest.raises(ValidationError, match="api_processes"):
+            Settings(database_url=postgresql, api_processes=wrong)
+
+
+def test_serve_says_that_several_api_processes_need_postgresql() -> None:
+    result = CliRunner().invoke(app, ["serve", "--api-processes", "2"], env={})
+    assert result.exit_code == 2
+    assert result.output.splitlines() == [
+        "lockstep: LOCKSTEP_API_PROCESSES above 1 needs PostgreSQL (LOCKSTEP_DATABASE_URL): "
+        "SQLite is written by one process"
+    ]

@@ -42,7 +42,13 @@ from lockstep.config import RuntimeKind, SandboxMode, Settings
 from lockstep.domain.clock import Clock, utc_now
 from lockstep.domain.cluster import Node
 from lockstep.observability.instruments import Instruments
-from lockstep.reconciler.controller import Controller, ProcessController, ThreadController
+from lockstep.reconciler.controller import (
+    Controller,
+    FeedController,
+    Placement,
+    ProcessController,
+    ThreadController,
+)
 from lockstep.reconciler.queue import ORGANIZATION_CHANGED
 from lockstep.rendering import kubernetes_settings, organization_of, renderers
 from lockstep.runtimes.base import PodLogs, Runtime
@@ -79,12 +85,12 @@ def create_app(
     *,
     clock: Clock = utc_now,
     runtime: Runtime | None = None,
-    reconciler_process: bool = False,
+    reconciler: Placement = Placement.THREAD,
     gpus: GpuReader | None = None,
 ) -> FastAPI:
-    """The server. With `reconciler_process` the reconciler and the local runtime run in a
-    child process (as `lockstep serve` runs them); otherwise on a thread of this process.
-    `gpus`: what the local runtime's metrics sampler reads GPUs with (NVML by default)."""
+    """The server. `reconciler`: where the local runtime's reconciler runs (`lockstep serve`
+    runs it in a child process, or in a sibling with several API processes). `gpus`: what the
+    local runtime's metrics sampler reads GPUs with (NVML by default)."""
     core = open_core(settings, clock=clock, group_commit=True)
     instruments = Instruments()
     core.database.on_commit = instruments.observe_commit
@@ -93,8 +99,10 @@ def create_app(
         parts = _on_a_cluster(core.database, settings, clock=clock)
     else:
         controller: Controller
-        if reconciler_process:
+        if reconciler is Placement.CHILD:
             controller = ProcessController(settings)
+        elif reconciler is Placement.SIBLING:
+            controller = FeedController(core.database)
         else:
             controller = ThreadController(
                 core.database,

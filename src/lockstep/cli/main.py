@@ -111,6 +111,12 @@ def serve(
         ),
     ] = None,
     *,
+    api_processes: Annotated[
+        int | None,
+        typer.Option(
+            help="Processes serving the API; above 1 needs PostgreSQL [LOCKSTEP_API_PROCESSES]."
+        ),
+    ] = None,
     max_request_bytes: Annotated[
         int | None,
         typer.Option(help="Largest request body accepted [LOCKSTEP_MAX_REQUEST_BYTES]."),
@@ -148,7 +154,7 @@ def serve(
     ] = None,
     access_log: Annotated[bool, typer.Option(help="Log every request.")] = False,
 ) -> None:
-    """Run the API, the reconciler and the local runtime in one process."""
+    """Run the API, the reconciler and the local runtime."""
     from lockstep.cli.serve import run_server
     from lockstep.cli.settings import settings_from
 
@@ -158,6 +164,7 @@ def serve(
             port=port,
             data_dir=data_dir,
             database_url=database_url,
+            api_processes=api_processes,
             max_request_bytes=max_request_bytes,
             max_workers=max_workers,
             max_command_length=max_command_length,

@@ -1,18 +1,25 @@
-"""`lockstep serve`: logging, first-start credentials, and uvicorn."""
+"""`lockstep serve`: logging, first-start credentials, and uvicorn: one API process with its
+reconciler process, or several API processes on one socket with one reconciler process beside
+them (LOCKSTEP_API_PROCESSES)."""
 
 from __future__ import annotations
 
 import ctypes
 import logging
 import os
+import signal
 import sys
 
 import uvicorn
+from fastapi import FastAPI
 
 from lockstep.api.app import create_app
+from lockstep.assembly import bootstrap, open_core
 from lockstep.config import Settings
 from lockstep.logs import configure_logging
 from lockstep.observability.instruments import use_directory
+from lockstep.reconciler.controller import Placement, ProcessController
+from lockstep.services.identity import BootstrapResult
 from lockstep.tuning import tune_garbage_collection
 
 log = logging.getLogger("lockstep")
@@ -23,6 +30,13 @@ PROMETHEUS_DIRECTORY = "prometheus"
 
 SECRET_VARIABLES = ("LOCKSTEP_BOOTSTRAP_CLIENT_SECRET",)
 """Read once into the settings, then wiped from lockstep's environment (see `wipe`)."""
+
+API_SETTINGS = "LOCKSTEP_API_PROCESS_SETTINGS"
+"""The server's settings as JSON, so that each API process runs with exactly them."""
+PARENT = "LOCKSTEP_API_PROCESS_PARENT"
+"""The server's process id, which each API process outlives by no more than a signal."""
+GRACEFUL_SHUTDOWN_SECONDS = 10
+PR_SET_PDEATHSIG = 1
 
 
 def wipe(name: str) -> None:
@@ -41,26 +55,14 @@ def run_server(settings: Settings, *, access_log: bool) -> None:
     for name in SECRET_VARIABLES:
         wipe(name)
     configure_logging(settings)
-    # The API and the reconciler process share their instruments through this directory.
+    # The API processes and the reconciler process share their instruments through this
+    # directory.
     use_directory(settings.data_dir / PROMETHEUS_DIRECTORY, fresh=True)
-    app = create_app(settings, reconciler_process=True)
-    created = app.state.bootstrap
-    if created is not None:
-        log.info(
-            "first start: created cluster %s, department %s and project %s",
-            created.cluster_id,
-            created.department_id,
-            created.project_id,
-        )
-        if created.client_secret is not None:
-            print(
-                "lockstep created an administrator application.\n"
-                f"  client id:     {created.client_id}\n"
-                f"  client secret: {created.client_secret}\n"
-                f"It is shown only this once and saved in {settings.credentials_path} (mode 0600).",
-                file=sys.stderr,
-                flush=True,
-            )
+    if settings.api_processes > 1:
+        _serve_in_processes(settings, access_log=access_log)
+        return
+    app = create_app(settings, reconciler=Placement.CHILD)
+    _announce(app.state.bootstrap, settings)
     tune_garbage_collection()
     log.info("listening on http://%s:%d", settings.host, settings.port)
     uvicorn.run(
@@ -69,5 +71,85 @@ def run_server(settings: Settings, *, access_log: bool) -> None:
         port=settings.port,
         log_config=None,
         access_log=access_log,
-        timeout_graceful_shutdown=10,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
     )
+
+
+def _serve_in_processes(settings: Settings, *, access_log: bool) -> None:
+    """`settings.api_processes` API processes accepting on one socket (uvicorn's workers,
+    each started again if it dies) and one reconciler process beside them, all children of
+    this one, which serves nothing itself. The store is migrated and bootstrapped here first,
+    so that the API processes start on a store that is ready."""
+    core = open_core(settings)
+    try:
+        _announce(bootstrap(core), settings)
+    finally:
+        core.close()
+    reconciler = ProcessController(settings)
+    reconciler.start()
+    os.environ[API_SETTINGS] = settings.model_dump_json(
+        exclude={"bootstrap_client_id", "bootstrap_client_secret"}
+    )
+    os.environ[PARENT] = str(os.getpid())
+    log.info(
+        "listening on http://%s:%d with %d API processes",
+        settings.host,
+        settings.port,
+        settings.api_processes,
+    )
+    try:
+        uvicorn.run(
+            f"{__name__}:api_process",
+            factory=True,
+            workers=settings.api_processes,
+            host=settings.host,
+            port=settings.port,
+            log_config=None,
+            access_log=access_log,
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        )
+    finally:
+        reconciler.stop()
+
+
+def api_process() -> FastAPI:
+    """One of several API processes (uvicorn's worker calls this as it starts): the API, its
+    reconciler in the sibling process the server started."""
+    _end_with_the_server()
+    settings = Settings.model_validate_json(os.environ[API_SETTINGS])
+    configure_logging(settings)
+    use_directory(settings.data_dir / PROMETHEUS_DIRECTORY, fresh=False)
+    app = create_app(settings, reconciler=Placement.SIBLING)
+    tune_garbage_collection()
+    return app
+
+
+def _end_with_the_server() -> None:
+    """Have the kernel end this process when the server's process ends, however it ends (a
+    SIGKILL too), so that no API process outlives it."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_PDEATHSIG) failed")
+    if os.getppid() != int(os.environ[PARENT]):
+        sys.exit("lockstep: the server ended as this API process started")
+
+
+def _announce(created: BootstrapResult | None, settings: Settings) -> None:
+    """Say what a first start created, and the generated secret (this once)."""
+    if created is None:
+        return
+    log.info(
+        "first start: created cluster %s, department %s and project %s",
+        created.cluster_id,
+        created.department_id,
+        created.project_id,
+    )
+    if created.client_secret is not None:
+        print(
+            "lockstep created an administrator application.\n"
+            f"  client id:     {created.client_id}\n"
+            f"  client secret: {created.client_secret}\n"
+            f"It is shown only this once and saved in {settings.credentials_path} (mode 0600).",
+            file=sys.stderr,
+            flush=True,
+        )

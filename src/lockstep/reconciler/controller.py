@@ -2,14 +2,20 @@
 child process of their own (`lockstep serve`).
 
 In a child process they get a core of their own instead of contending with the API for the
-interpreter lock. The API tells the child which workloads changed through a pipe; the child
-exits when the pipe closes, and the API restarts it if it dies. Pods outlive both: a restarted
-reconciler re-adopts them.
+interpreter lock. The process that started the child tells it which workloads changed through
+a pipe; the child exits when the pipe closes, and is restarted if it dies. Pods outlive both: a
+restarted reconciler re-adopts them.
+
+When several API processes serve one PostgreSQL store (LOCKSTEP_API_PROCESSES, cli/serve.py),
+the server's parent process starts the child, and the API processes tell it of changes through
+the store's change feed instead (`FeedController`); the child then reconciles while it holds
+the store's leadership lock, which is how the API processes know that it runs.
 """
 
 from __future__ import annotations
 
 import contextlib
+import enum
 import logging
 import os
 import subprocess
@@ -23,6 +29,7 @@ from lockstep.config import Settings
 from lockstep.domain.clock import Clock
 from lockstep.domain.values import ProjectValues
 from lockstep.observability.instruments import Instruments, forget_process
+from lockstep.reconciler.leader import LeaderController
 from lockstep.reconciler.loop import Reconciler, ReconcilerSettings
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.reconciler.sampling import sampler
@@ -32,7 +39,9 @@ from lockstep.runtimes.local.gpus import GpuReader
 from lockstep.runtimes.local.runtime import LocalRuntime
 from lockstep.runtimes.local.sandbox.policy import SandboxPolicy, policy_of
 from lockstep.scheduler.fair_share import TimeAware
+from lockstep.store.change_feed import ChangeFeed
 from lockstep.store.database import Database
+from lockstep.store.leadership import AdvisoryLock, someone_leads
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +49,19 @@ NOTIFY_FD = "LOCKSTEP_NOTIFY_FD"
 SETTINGS = "LOCKSTEP_RECONCILER_SETTINGS"
 """The API's settings as JSON, so the child runs with exactly them (flags included)."""
 RESTART_DELAY_SECONDS = 1.0
+LIVENESS_CHECK_SECONDS = 1.0
+"""How often a reconciler process shared by several API processes checks that it reconciles."""
+
+
+class Placement(enum.Enum):
+    """Where the API's reconciler runs (the local runtime)."""
+
+    THREAD = "thread"
+    """On a thread of the API's process (tests, and the in-process server)."""
+    CHILD = "child"
+    """In a child process of the API's, which supervises it (`lockstep serve`)."""
+    SIBLING = "sibling"
+    """In a process the server's parent supervises, shared by several API processes."""
 
 
 class Controller(Protocol):
@@ -70,9 +92,11 @@ class ThreadController:
         runtime: Runtime | None = None,
         instruments: Instruments | None = None,
         gpus: GpuReader | None = None,
+        queue: WorkQueue | None = None,
     ) -> None:
-        """`gpus`: what the local runtime's sampler reads GPUs with (NVML by default)."""
-        self.queue = WorkQueue()
+        """`gpus`: what the local runtime's sampler reads GPUs with (NVML by default);
+        `queue`: the workloads to reconcile, a new one unless given."""
+        self.queue = queue or WorkQueue()
         self.sampler = (
             None if runtime is not None else sampler(database, settings, clock=clock, gpus=gpus)
         )
@@ -211,6 +235,28 @@ class ProcessController:
             process.wait()
 
 
+class FeedController:
+    """One of several API processes: the reconciler runs in a sibling process (see
+    `Placement.SIBLING`), told of each change through the store's change feed; it runs while
+    some process holds the store's leadership lock."""
+
+    def __init__(self, database: Database) -> None:
+        self._database = database
+        self._feed = ChangeFeed(database)
+
+    def start(self) -> None:
+        pass
+
+    def notify(self, workload_id: str) -> None:
+        self._feed.publish(workload_id)
+
+    def reconciler_runs(self) -> bool:
+        return someone_leads(self._database)
+
+    def stop(self) -> None:
+        pass
+
+
 def _sandboxes(settings: Settings) -> SandboxPolicy:
     """The local runtime's sandbox policy, said in the log at start-up when pods will have none."""
     policy = policy_of(settings)
@@ -240,9 +286,68 @@ def _serve_notifications(descriptor: int, queue: WorkQueue) -> None:
     queue.close()
 
 
-def main() -> None:
-    """The child process: the reconciler and the local runtime until the API goes away."""
+def _reconcile_alone(database: Database, settings: Settings, instruments: Instruments) -> None:
+    """The child of one API process: it reconciles until the API closes the pipe."""
     from lockstep.domain.clock import utc_now
+
+    controller = ThreadController(database, settings, clock=utc_now, instruments=instruments)
+    reader = threading.Thread(
+        target=_serve_notifications,
+        args=(int(os.environ[NOTIFY_FD]), controller.queue),
+        name="lockstep-notifications",
+        daemon=True,
+    )
+    reader.start()
+    if controller.sampler is not None:
+        controller.sampler.start()
+    controller.reconciler.run()
+    if controller.sampler is not None:
+        controller.sampler.stop()
+    controller.runtime.close()
+
+
+def _reconcile_for_siblings(
+    database: Database, settings: Settings, instruments: Instruments
+) -> int:
+    """The child of a server with several API processes: it reconciles while it holds the
+    store's leadership, told of changes by the change feed, until its parent closes the pipe
+    (which says nothing else). Returns its exit status: 1 when its reconciler stopped on its
+    own (its parent starts another)."""
+    from lockstep.domain.clock import utc_now
+
+    acting: list[ThreadController] = []
+
+    def act(queue: WorkQueue) -> ThreadController:
+        acting[:] = [
+            ThreadController(
+                database, settings, clock=utc_now, instruments=instruments, queue=queue
+            )
+        ]
+        return acting[0]
+
+    leader = LeaderController(AdvisoryLock(database), act, feed=ChangeFeed(database))
+    parent_gone = threading.Event()
+
+    def wait_for_the_parent() -> None:
+        with os.fdopen(int(os.environ[NOTIFY_FD]), "rb") as pipe:
+            for _ in pipe:
+                pass
+        parent_gone.set()
+
+    threading.Thread(target=wait_for_the_parent, name="lockstep-parent", daemon=True).start()
+    leader.start()
+    status = 0
+    while not parent_gone.wait(LIVENESS_CHECK_SECONDS):
+        if leader.leading.is_set() and acting and not acting[0].reconciler_runs():
+            log.error("the reconciler stopped on its own; its process exits to be restarted")
+            status = 1
+            break
+    leader.stop()
+    return status
+
+
+def main() -> None:
+    """The child process: the reconciler and the local runtime until its parent goes away."""
     from lockstep.logs import configure_logging
     from lockstep.tuning import tune_garbage_collection
 
@@ -253,23 +358,15 @@ def main() -> None:
     )
     instruments = Instruments()  # shared with the API through the directory it inherited
     database.on_commit = instruments.observe_commit
-    controller = ThreadController(database, settings, clock=utc_now, instruments=instruments)
-    reader = threading.Thread(
-        target=_serve_notifications,
-        args=(int(os.environ[NOTIFY_FD]), controller.queue),
-        name="lockstep-notifications",
-        daemon=True,
-    )
-    reader.start()
     tune_garbage_collection()
-    if controller.sampler is not None:
-        controller.sampler.start()
-    controller.reconciler.run()
-    if controller.sampler is not None:
-        controller.sampler.stop()
-    controller.runtime.close()
+    status = 0
+    if settings.api_processes > 1:
+        status = _reconcile_for_siblings(database, settings, instruments)
+    else:
+        _reconcile_alone(database, settings, instruments)
     with contextlib.suppress(Exception):
         database.dispose()
+    sys.exit(status)
 
 
 if __name__ == "__main__":

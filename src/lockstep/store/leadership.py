@@ -4,7 +4,9 @@ the store's leadership lock. Every process serves the API; only the leader recon
 On PostgreSQL the lock is a session advisory lock, held by a connection of its own: when the
 leader dies or loses its connection, PostgreSQL releases the lock and another process takes
 it. On SQLite (one machine) it is an exclusive `flock` on a file beside the database, released
-by the kernel when the process ends. Used by the Kubernetes runtime's controller.
+by the kernel when the process ends. Used by the Kubernetes runtime's controller, and by the
+local runtime's reconciler process when several API processes serve (cli/serve.py), whose
+readiness asks whether anyone holds the lock (`someone_leads`).
 """
 
 from __future__ import annotations
@@ -121,6 +123,22 @@ class FileLock:
         if self._descriptor is not None:
             os.close(self._descriptor)  # closing the last descriptor releases the lock
             self._descriptor = None
+
+
+def someone_leads(database: Database, *, key: int = LOCK_KEY) -> bool:
+    """Whether some session holds `database`'s leadership lock (PostgreSQL): a process that
+    does not lead asks it to tell whether the store is reconciled at all."""
+    if database.is_sqlite:
+        raise ValueError("only PostgreSQL tells who holds a lock")
+    # A bigint advisory key shows in pg_locks as its high and low 32 bits, objsubid 1.
+    query = text(
+        "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND granted"
+        " AND database = (SELECT oid FROM pg_database WHERE datname = current_database())"
+        " AND classid::bigint = :high AND objid::bigint = :low AND objsubid = 1)"
+    )
+    with database.engine.connect() as connection:
+        held = connection.execute(query, {"high": key >> 32, "low": key & 0xFFFFFFFF})
+        return bool(held.scalar_one())
 
 
 def leadership_of(database: Database) -> Leadership:
