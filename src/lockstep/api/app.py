@@ -44,9 +44,9 @@ from lockstep.domain.cluster import Node
 from lockstep.observability.instruments import Instruments
 from lockstep.reconciler.controller import (
     Controller,
-    FeedController,
     Placement,
     ProcessController,
+    SiblingController,
     ThreadController,
 )
 from lockstep.reconciler.queue import ORGANIZATION_CHANGED
@@ -102,7 +102,7 @@ def create_app(
         if reconciler is Placement.CHILD:
             controller = ProcessController(settings)
         elif reconciler is Placement.SIBLING:
-            controller = FeedController(core.database)
+            controller = SiblingController(core.database, settings)
         else:
             controller = ThreadController(
                 core.database,

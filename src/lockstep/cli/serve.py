@@ -12,13 +12,16 @@ import sys
 
 import uvicorn
 from fastapi import FastAPI
+from uvicorn.config import STARTUP_FAILURE
+from uvicorn.supervisors import Multiprocess
 
 from lockstep.api.app import create_app
 from lockstep.assembly import bootstrap, open_core
 from lockstep.config import Settings
 from lockstep.logs import configure_logging
 from lockstep.observability.instruments import use_directory
-from lockstep.reconciler.controller import Placement, ProcessController
+from lockstep.reconciler.controller import Placement, ProcessController, notification_pipe
+from lockstep.reconciler.fifo import make_fifo
 from lockstep.services.identity import BootstrapResult
 from lockstep.tuning import tune_garbage_collection
 
@@ -85,6 +88,7 @@ def _serve_in_processes(settings: Settings, *, access_log: bool) -> None:
         _announce(bootstrap(core), settings)
     finally:
         core.close()
+    make_fifo(notification_pipe(settings))
     reconciler = ProcessController(settings)
     reconciler.start()
     os.environ[API_SETTINGS] = settings.model_dump_json(
@@ -97,19 +101,23 @@ def _serve_in_processes(settings: Settings, *, access_log: bool) -> None:
         settings.port,
         settings.api_processes,
     )
+    config = uvicorn.Config(
+        f"{__name__}:api_process",
+        factory=True,
+        workers=settings.api_processes,
+        host=settings.host,
+        port=settings.port,
+        log_config=None,
+        access_log=access_log,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+    )
     try:
-        uvicorn.run(
-            f"{__name__}:api_process",
-            factory=True,
-            workers=settings.api_processes,
-            host=settings.host,
-            port=settings.port,
-            log_config=None,
-            access_log=access_log,
-            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
-        )
+        supervisor = Multiprocess(config, sockets=[config.bind_socket()])
+        supervisor.run()
     finally:
         reconciler.stop()
+    if any(process.exitcode == STARTUP_FAILURE for process in supervisor.processes):
+        sys.exit("lockstep: an API process could not start (its log says why)")
 
 
 def api_process() -> FastAPI:

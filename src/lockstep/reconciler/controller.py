@@ -8,8 +8,8 @@ restarted reconciler re-adopts them.
 
 When several API processes serve one PostgreSQL store (LOCKSTEP_API_PROCESSES, cli/serve.py),
 the server's parent process starts the child, and the API processes tell it of changes through
-the store's change feed instead (`FeedController`); the child then reconciles while it holds
-the store's leadership lock, which is how the API processes know that it runs.
+a named pipe in the data dir instead (`SiblingController`, fifo.py); the child then reconciles
+while it holds the store's leadership lock, which is how the API processes know that it runs.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 from typing import Protocol
 
 from lockstep.auth.sealing import Sealer
@@ -29,6 +30,7 @@ from lockstep.config import Settings
 from lockstep.domain.clock import Clock
 from lockstep.domain.values import ProjectValues
 from lockstep.observability.instruments import Instruments, forget_process
+from lockstep.reconciler.fifo import FifoWriter, read_lines
 from lockstep.reconciler.leader import LeaderController
 from lockstep.reconciler.loop import Reconciler, ReconcilerSettings
 from lockstep.reconciler.queue import WorkQueue
@@ -39,7 +41,6 @@ from lockstep.runtimes.local.gpus import GpuReader
 from lockstep.runtimes.local.runtime import LocalRuntime
 from lockstep.runtimes.local.sandbox.policy import SandboxPolicy, policy_of
 from lockstep.scheduler.fair_share import TimeAware
-from lockstep.store.change_feed import ChangeFeed
 from lockstep.store.database import Database
 from lockstep.store.leadership import AdvisoryLock, someone_leads
 
@@ -49,6 +50,8 @@ NOTIFY_FD = "LOCKSTEP_NOTIFY_FD"
 SETTINGS = "LOCKSTEP_RECONCILER_SETTINGS"
 """The API's settings as JSON, so the child runs with exactly them (flags included)."""
 RESTART_DELAY_SECONDS = 1.0
+NOTIFICATION_PIPE = "reconciler-notifications"
+"""Under the data dir: the named pipe of a server with several API processes (fifo.py)."""
 LIVENESS_CHECK_SECONDS = 1.0
 """How often a reconciler process shared by several API processes checks that it reconciles."""
 
@@ -235,26 +238,31 @@ class ProcessController:
             process.wait()
 
 
-class FeedController:
+class SiblingController:
     """One of several API processes: the reconciler runs in a sibling process (see
-    `Placement.SIBLING`), told of each change through the store's change feed; it runs while
+    `Placement.SIBLING`), told of each change through the server's named pipe; it runs while
     some process holds the store's leadership lock."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: Database, settings: Settings) -> None:
         self._database = database
-        self._feed = ChangeFeed(database)
+        self._pipe = FifoWriter(notification_pipe(settings))
 
     def start(self) -> None:
         pass
 
     def notify(self, workload_id: str) -> None:
-        self._feed.publish(workload_id)
+        self._pipe.write(workload_id)
 
     def reconciler_runs(self) -> bool:
         return someone_leads(self._database)
 
     def stop(self) -> None:
-        pass
+        self._pipe.close()
+
+
+def notification_pipe(settings: Settings) -> Path:
+    """Where the API processes of a server with several tell its reconciler of changes."""
+    return settings.data_dir / NOTIFICATION_PIPE
 
 
 def _sandboxes(settings: Settings) -> SandboxPolicy:
@@ -310,9 +318,9 @@ def _reconcile_for_siblings(
     database: Database, settings: Settings, instruments: Instruments
 ) -> int:
     """The child of a server with several API processes: it reconciles while it holds the
-    store's leadership, told of changes by the change feed, until its parent closes the pipe
-    (which says nothing else). Returns its exit status: 1 when its reconciler stopped on its
-    own (its parent starts another)."""
+    store's leadership, told of changes through the named pipe, until its parent closes the
+    pipe it inherited (which says nothing else). Returns its exit status: 1 when its
+    reconciler stopped on its own (its parent starts another)."""
     from lockstep.domain.clock import utc_now
 
     acting: list[ThreadController] = []
@@ -325,7 +333,13 @@ def _reconcile_for_siblings(
         ]
         return acting[0]
 
-    leader = LeaderController(AdvisoryLock(database), act, feed=ChangeFeed(database))
+    leader = LeaderController(AdvisoryLock(database), act)
+    threading.Thread(
+        target=read_lines,
+        args=(notification_pipe(settings), leader.notify),
+        name="lockstep-notifications",
+        daemon=True,
+    ).start()
     parent_gone = threading.Event()
 
     def wait_for_the_parent() -> None:
