@@ -122,12 +122,17 @@ def _serve_in_processes(settings: Settings, *, access_log: bool) -> None:
 
 def api_process() -> FastAPI:
     """One of several API processes (uvicorn's worker calls this as it starts): the API, its
-    reconciler in the sibling process the server started."""
+    reconciler in the sibling process the server started. One that cannot start exits with
+    uvicorn's STARTUP_FAILURE, on which the parent stops the server."""
     _end_with_the_server()
     settings = Settings.model_validate_json(os.environ[API_SETTINGS])
     configure_logging(settings)
     use_directory(settings.data_dir / PROMETHEUS_DIRECTORY, fresh=False)
-    app = create_app(settings, reconciler=Placement.SIBLING)
+    try:
+        app = create_app(settings, reconciler=Placement.SIBLING)
+    except Exception:  # the server's parent then stops, rather than start it again and again
+        log.exception("an API process could not start")
+        sys.exit(STARTUP_FAILURE)
     tune_garbage_collection()
     return app
 
