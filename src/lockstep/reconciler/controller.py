@@ -22,6 +22,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Protocol
 
@@ -284,14 +285,14 @@ def _project_values(database: Database, project_id: str) -> ProjectValues:
         return unit.values.for_project(project_id)
 
 
-def _serve_notifications(descriptor: int, queue: WorkQueue) -> None:
-    """Feed workload ids from the API into the queue; close the queue when the API is gone."""
+def _serve_notifications(descriptor: int, notify: Callable[[str], None]) -> None:
+    """Hand each workload id from the parent's pipe to `notify`; return when the parent is
+    gone (the pipe closed)."""
     with os.fdopen(descriptor, "rb") as pipe:
         for line in pipe:
             workload_id = line.strip().decode()
             if workload_id:
-                queue.add(workload_id)
-    queue.close()
+                notify(workload_id)
 
 
 def _reconcile_alone(database: Database, settings: Settings, instruments: Instruments) -> None:
@@ -299,13 +300,12 @@ def _reconcile_alone(database: Database, settings: Settings, instruments: Instru
     from lockstep.domain.clock import utc_now
 
     controller = ThreadController(database, settings, clock=utc_now, instruments=instruments)
-    reader = threading.Thread(
-        target=_serve_notifications,
-        args=(int(os.environ[NOTIFY_FD]), controller.queue),
-        name="lockstep-notifications",
-        daemon=True,
-    )
-    reader.start()
+
+    def serve_the_api() -> None:
+        _serve_notifications(int(os.environ[NOTIFY_FD]), controller.queue.add)
+        controller.queue.close()
+
+    threading.Thread(target=serve_the_api, name="lockstep-notifications", daemon=True).start()
     if controller.sampler is not None:
         controller.sampler.start()
     controller.reconciler.run()
@@ -318,8 +318,8 @@ def _reconcile_for_siblings(
     database: Database, settings: Settings, instruments: Instruments
 ) -> int:
     """The child of a server with several API processes: it reconciles while it holds the
-    store's leadership, told of changes through the named pipe, until its parent closes the
-    pipe it inherited (which says nothing else). Returns its exit status: 1 when its
+    store's leadership, told of changes through the named pipe (and the pipe it inherited),
+    until its parent closes the pipe it inherited. Returns its exit status: 1 when its
     reconciler stopped on its own (its parent starts another)."""
     from lockstep.domain.clock import utc_now
 
@@ -343,9 +343,7 @@ def _reconcile_for_siblings(
     parent_gone = threading.Event()
 
     def wait_for_the_parent() -> None:
-        with os.fdopen(int(os.environ[NOTIFY_FD]), "rb") as pipe:
-            for _ in pipe:
-                pass
+        _serve_notifications(int(os.environ[NOTIFY_FD]), leader.notify)
         parent_gone.set()
 
     threading.Thread(target=wait_for_the_parent, name="lockstep-parent", daemon=True).start()
