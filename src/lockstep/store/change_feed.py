@@ -38,11 +38,10 @@ class ChangeFeed:
         """Tell the listeners that `workload_id` changed (after the change is committed)."""
         try:
             with self._database.engine.connect() as connection:
-                # Alone, in autocommit: one round trip, not three (BEGIN, NOTIFY, COMMIT).
-                connection.execution_options(isolation_level="AUTOCOMMIT")
                 connection.execute(
                     text("SELECT pg_notify(:channel, :id)"), {"channel": CHANNEL, "id": workload_id}
                 )
+                connection.commit()
         except SQLAlchemyError as error:
             log.warning("could not publish that %s changed: %s", workload_id, error)
 
