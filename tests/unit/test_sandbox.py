@@ -307,12 +307,14 @@ def test_pods_whose_identity_comes_from_the_image_run_as_the_pod_user() -> None:
         apply(missing)
 
 
-def test_a_sandboxed_launch_sees_its_workload_and_loses_tmpdir() -> None:
+def test_a_sandboxed_launch_sees_its_own_directory_alone_and_loses_tmpdir() -> None:
     sandboxed = apply(policy(Sandboxing("/usr/bin/bwrap", as_root=True)))
     assert sandboxed.sandbox is not None
     workload = workload_of(request_body())
-    own = sandboxed.sandbox.mounts[0]
-    assert (own.target, own.source) == (f"/r/{workload.id}", f"/r/{workload.id}")
+    work = f"/r/{workload.id}/{sandboxed.pod_name}/work"
+    bound = [m for m in sandboxed.sandbox.mounts if m.kind is MountKind.BIND]
+    assert [(m.target, m.source, m.read_only) for m in bound] == [(work, work, False)]
+    assert sandboxed.sandbox.working_dir == work
     assert "TMPDIR" not in sandboxed.env
     assert dataclasses.replace(sandboxed, sandbox=None).sandbox is None
 
@@ -348,7 +350,7 @@ def test_what_another_user_may_not_enter_is_veiled_and_lockstep_bound_back_throu
     veiled = mounts(runAsUid=4242, runAsGid=4343)
     assert Mount(str(home), MountKind.TMPFS, read_only=True) in veiled
     assert Mount(str(home / "python"), source=str(home / "python"), read_only=True) in veiled
-    own = str(home / workload.id)
+    own = str(home / workload.id / "p-master-0" / "work")
     assert Mount(own, source=own) in veiled
     # The group's search permission lets its members in (others', anyone).
     if os.geteuid() == 0:
@@ -390,9 +392,12 @@ def test_mpi_files_are_at_etc_mpi_in_pods_sandboxed_as_root() -> None:
     worker = as_root.expose_mpi_files(apply(as_root), directory, launcher=False)
     assert worker.sandbox is not None and worker.sandbox.mounts[-1].target == "/etc/mpi"
     assert "PRTE_MCA_plm_ssh_agent" not in worker.env
+    # Not as root: at their own path (lockstep's user, the pods', may enter there), read-only.
     as_user = policy(Sandboxing("/usr/bin/bwrap"), euid=1000)
     unchanged = apply(as_user)
-    assert as_user.expose_mpi_files(unchanged, directory, launcher=True) == unchanged
+    exposed = as_user.expose_mpi_files(unchanged, directory, launcher=True)
+    assert exposed.sandbox is not None and exposed.env == unchanged.env
+    assert exposed.sandbox.mounts[-1] == Mount("/r/w/mpi", source="/r/w/mpi", read_only=True)
 
 
 ROOTED = Sandboxing("/usr/bin/bwrap", as_root=True, layers=("/", "/work"))
@@ -405,12 +410,13 @@ def test_a_pod_that_asks_nothing_gets_a_containers_defaults() -> None:
     assert sandbox is not None
     assert sandbox.capabilities == CONTAINER_CAPABILITIES and "NET_RAW" not in sandbox.capabilities
     assert sandbox.ambient_capabilities == () and sandbox.seccomp
-    workload_dir = sandbox.mounts[1].target
-    assert sandbox.root_layer == RootLayer(f"{workload_dir}/p-master-0/rootfs", ("/", "/work"))
-    # lockstep's own files veiled first; the workload's directory bound back; its layer veiled
-    assert sandbox.mounts[0] == veil("/srv/lockstep")
-    assert sandbox.mounts[1] == Mount(workload_dir, source=workload_dir)
-    assert sandbox.mounts[-1] == veil(sandbox.root_layer.directory)
+    work = sandbox.mounts[1].target
+    pod_dir = work.removesuffix("/work")
+    assert pod_dir.endswith("/p-master-0")
+    # Its root's layer is lockstep's, beside the pod's own directory, never bound into it.
+    assert sandbox.root_layer == RootLayer(f"{pod_dir}/rootfs", ("/", "/work"))
+    # lockstep's own files veiled first; the pod's own directory bound back, and nothing else
+    assert sandbox.mounts == (veil("/srv/lockstep"), Mount(work, source=work))
 
 
 def test_capabilities_are_added_to_the_defaults_and_unconfined_lifts_the_filter() -> None:

@@ -112,7 +112,7 @@ class LogCollector:
                 if found.pipe == _identity(pipe):
                     return
                 self._finish(found)
-            descriptor = os.open(pipe, os.O_RDWR | os.O_NONBLOCK)
+            descriptor = os.open(pipe, os.O_RDWR | os.O_NONBLOCK | os.O_NOFOLLOW | os.O_CLOEXEC)
             with contextlib.suppress(OSError):
                 fcntl.fcntl(descriptor, fcntl.F_SETPIPE_SZ, _PIPE_BYTES)
             size = files.log.stat().st_size if files.log.exists() else 0
@@ -193,7 +193,7 @@ class LogCollector:
             rest = b""
         stream.pending = rest
         if lines:
-            with contextlib.suppress(FileNotFoundError):  # the workload is being deleted
+            with contextlib.suppress(OSError):  # the workload is being deleted
                 self._append(stream, lines)
 
     def _append(self, stream: _Stream, lines: list[bytes]) -> None:
@@ -202,6 +202,7 @@ class LogCollector:
         if stream.size and stream.size + len(text) > self._max_bytes:
             stream.files.log.replace(stream.files.rotated_log)
             stream.size = 0
-        with stream.files.log.open("ab") as log:
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        with os.fdopen(os.open(stream.files.log, flags, 0o600), "ab") as log:
             log.write(text)
         stream.size += len(text)

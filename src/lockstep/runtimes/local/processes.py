@@ -2,9 +2,10 @@
 signal it, and find every process that carries a pod's marker.
 
 A pod's command runs under `/bin/sh`, which writes its own pid first and the command's exit
-status last, so the outcome is on disk even when lockstep was not running when it ended. The
-command's stdout and stderr go to the pod's output; the shell's own messages (such as
-"Terminated") go nowhere.
+status last, so the outcome is on disk even when lockstep was not running when it ended. Both
+files are in the pod's directory of lockstep's, which no pod reaches (see state.py), and the
+shell finds `mv` on the standard PATH, not the one it was given. The command's stdout and
+stderr go to the pod's output; the shell's own messages (such as "Terminated") go nowhere.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ _WRAPPER = (
     'cd -- "$1" || { echo 126 > "$0"; exit 126; }; shift; '
     'echo $$ > "$0.pid"; IFS= read -r go <&3 || exit 125; exec 3<&-; '
     'trap true TERM; ( exec "$@" 2>&1 ); status=$?; '
-    'echo "$status" > "$0.tmp" && mv "$0.tmp" "$0"; exit "$status"'
+    'echo "$status" > "$0.tmp" && command -p mv -f "$0.tmp" "$0"; exit "$status"'
 )
 """Records its pid, waits at the gate (fd 3) until lockstep has confined it, runs the command
 and records its exit status. Without the gate opened (lockstep died meanwhile) it ends with no
@@ -49,7 +50,7 @@ def spawn(
     output: Path,
     exit_file: Path,
     prepare: Callable[[int], None] | None = None,
-    inherit: Inherited | None = None,
+    inherit: Sequence[Inherited] = (),
 ) -> int:
     """Start `argv` in `cwd` as the leader of a new session, its stdout and stderr written to
     `output` (a file or the pod's log pipe, opened read-write so that a pipe never blocks the
@@ -67,11 +68,7 @@ def spawn(
                 (os.POSIX_SPAWN_OPEN, 1, str(output), os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644),
                 (os.POSIX_SPAWN_OPEN, 2, os.devnull, os.O_WRONLY, 0),
                 (os.POSIX_SPAWN_DUP2, gate_read, _GATE),
-                *(
-                    []
-                    if inherit is None
-                    else [(os.POSIX_SPAWN_DUP2, inherit.descriptor, inherit.number)]
-                ),
+                *((os.POSIX_SPAWN_DUP2, kept.descriptor, kept.number) for kept in inherit),
             ],
             setsid=True,
         )

@@ -31,9 +31,16 @@ from lockstep.frameworks import mpi
 from lockstep.runtimes.base import OOM_KILLED, PodStartError, PodStatus
 from lockstep.runtimes.local import machine, processes
 from lockstep.runtimes.local.log_collector import DEFAULT_MAX_BYTES, LogCollector, make_pipe, parse
-from lockstep.runtimes.local.pod_launch import LOOPBACK, Launch, resolve_references
+from lockstep.runtimes.local.pod_launch import (
+    LOOPBACK,
+    WORKLOAD_DIR,
+    Launch,
+    resolve_references,
+)
 from lockstep.runtimes.local.ports import WorkloadPorts, allocate
 from lockstep.runtimes.local.probes import Prober
+from lockstep.runtimes.local.processes import POD_MARKER
+from lockstep.runtimes.local.sandbox import environment
 from lockstep.runtimes.local.sandbox.asked import shared_mount_paths
 from lockstep.runtimes.local.sandbox.limits import Confined, Confinement
 from lockstep.runtimes.local.sandbox.policy import (
@@ -342,7 +349,12 @@ class LocalRuntime:
         return ports
 
     def _spawn(self, workload_id: str, files: PodFiles, state: PodState, launch: Launch) -> None:
-        cwd = Path(launch.working_dir) if launch.working_dir else files.directory
+        """Start the pod's current attempt. A sandboxed pod's command gets its environment
+        from its sandbox (bwrap reads it from a descriptor): lockstep's processes around the
+        sandbox, which run on this machine, run with `host_environment` and in the pod's
+        directory of lockstep's, never with what the spec or the pod chose."""
+        files.work.mkdir(exist_ok=True)
+        cwd = Path(launch.working_dir) if launch.working_dir else files.work
         if launch.sandbox is not None:
             cwd = files.directory  # the sandbox changes to the working directory itself
         if not cwd.is_dir():
@@ -356,28 +368,18 @@ class LocalRuntime:
             nonlocal confined
             confined = self._confinement.confine(state.uid, pid, launch.limits)
 
+        inherited: list[processes.Inherited] = []
         try:
-            env = dict(launch.env)
-            if launch.references:
-                env |= resolve_references(launch, self._values(launch.project_id))
-        except (PodStartError, LockstepError) as error:
-            files.write_state(state.evolve(error=str(error)))
-            return
-        argv: Sequence[str] = launch.argv
-        inherited: processes.Inherited | None = None
-        try:
-            if launch.sandbox is not None:
-                said = files.termination_message(state.attempt)
-                argv, inherited = self._sandboxed(workload_id, launch, termination_message=said)
-        except (PodStartError, OSError) as error:
+            argv, env = self._command(workload_id, files, state, launch, inherited=inherited)
+        except (PodStartError, LockstepError, OSError, ValueError) as error:
+            _close(inherited)
             files.write_state(state.evolve(error=str(error)))
             return
         try:
             if launch.create_home_dir:
-                home = files.home
-                home.mkdir(exist_ok=True)
+                files.home.mkdir(exist_ok=True)
                 if launch.sandbox is not None and launch.sandbox.identity is not None:
-                    os.chown(home, launch.sandbox.identity.uid, launch.sandbox.identity.gid)
+                    os.chown(files.home, launch.sandbox.identity.uid, launch.sandbox.identity.gid)
             make_pipe(files)
             self._logs.attach(files)
             pid = processes.spawn(
@@ -394,8 +396,7 @@ class LocalRuntime:
             files.write_state(state.evolve(error=f"could not start the pod: {error}"))
             return
         finally:
-            if inherited is not None:
-                os.close(inherited.descriptor)
+            _close(inherited)
         ticks = processes.start_ticks(pid)
         files.write_state(
             state.evolve(
@@ -411,14 +412,48 @@ class LocalRuntime:
         if launch.readiness is not None:
             self._prober.watch(state.uid, workload_id, launch.readiness, started=time.monotonic())
 
+    def _command(
+        self,
+        workload_id: str,
+        files: PodFiles,
+        state: PodState,
+        launch: Launch,
+        *,
+        inherited: list[processes.Inherited],
+    ) -> tuple[Sequence[str], dict[str, str]]:
+        """What to spawn and its environment: the pod's own, or, for a sandboxed pod, lockstep's,
+        with the pod's on `ENVIRONMENT_FD` (added to `inherited`, as is every descriptor the
+        sandbox reads)."""
+        pod_env = dict(launch.env)
+        if launch.references:
+            pod_env |= resolve_references(launch, self._values(launch.project_id))
+        environment.checked(pod_env)
+        if launch.sandbox is None:
+            return launch.argv, pod_env
+        env = environment.host_environment({POD_MARKER: state.uid})
+        if launch.worker_agent:
+            env |= {WORKLOAD_DIR: pod_env[WORKLOAD_DIR], "HOSTNAME": launch.pod_name}
+        said = files.termination_message(state.attempt)
+        argv = self._sandboxed(workload_id, launch, termination_message=said, inherited=inherited)
+        inherited.append(
+            processes.Inherited(environment.descriptor(pod_env), environment.ENVIRONMENT_FD)
+        )
+        return argv, env
+
     def _sandboxed(
-        self, workload_id: str, launch: Launch, *, termination_message: Path
-    ) -> tuple[Sequence[str], processes.Inherited | None]:
+        self,
+        workload_id: str,
+        launch: Launch,
+        *,
+        termination_message: Path,
+        inherited: list[processes.Inherited],
+    ) -> Sequence[str]:
         """The pod's command in its sandbox, its volumes made ready (the remote ones — git,
         s3, NFS — by a set-up process in the pod's own process group, so that a slow clone
         neither holds up lockstep nor outlives the pod). Every volume that cannot be made ready
         is named in one message: by a `VolumeError` here, or by the set-up process when the
-        pod has remote volumes too."""
+        pod has remote volumes too. The descriptors the command needs (its seccomp filter) are
+        added to `inherited`; its environment's is the caller's to add, as `ENVIRONMENT_FD`."""
         sandbox, policy = launch.sandbox, self._sandboxes
         if sandbox is None or policy is None or policy.sandboxing is None:
             raise PodStartError("the pod's sandbox is gone: lockstep now runs without one")
@@ -441,14 +476,17 @@ class LocalRuntime:
             make_mount_points(sandbox)
         if sandbox.root_layer is not None:
             fresh_root_layer(sandbox.root_layer)
-        inherited = None
         argv: Sequence[str] = launch.argv  # the worker agent sandboxes each command itself
         if not launch.worker_agent:
             if sandbox.seccomp:
                 kept = sandbox.capabilities or ()
-                inherited = processes.Inherited(seccomp_descriptor(kept), SECCOMP_FD)
-            seccomp_fd = SECCOMP_FD if sandbox.seccomp else None
-            argv = policy.sandboxing.command(sandbox, launch.argv, seccomp_fd=seccomp_fd)
+                inherited.append(processes.Inherited(seccomp_descriptor(kept), SECCOMP_FD))
+            argv = policy.sandboxing.command(
+                sandbox,
+                launch.argv,
+                seccomp_fd=SECCOMP_FD if sandbox.seccomp else None,
+                env_fd=environment.ENVIRONMENT_FD,
+            )
         if remote:
             argv = setup_command(
                 places,
@@ -458,9 +496,9 @@ class LocalRuntime:
                 owner=sandbox.identity,
                 problems=problems,
                 termination_message=termination_message,
-                pass_fds=() if inherited is None else (inherited.number,),
+                pass_fds=(*(kept.number for kept in inherited), environment.ENVIRONMENT_FD),
             )
-        return argv, inherited
+        return argv
 
     def _launch_in(self, files: PodFiles) -> Launch:
         """The pod's launch as written before it started (it never changes), remembered."""
@@ -639,6 +677,12 @@ def _pods_in(workload_dir: Path) -> list[PodFiles]:
         for path in sorted(workload_dir.iterdir())
         if path.is_dir() and path.name != MPI_DIRECTORY
     ]
+
+
+def _close(inherited: Sequence[processes.Inherited]) -> None:
+    for kept in inherited:
+        with contextlib.suppress(OSError):
+            os.close(kept.descriptor)
 
 
 def describe(limit: int | None) -> str:

@@ -1,6 +1,7 @@
 """The local runtime's own durable state: one directory per workload and per pod.
 
     <root>/<workload id>/ports.json          the port of each pod, fixed before any start
+    <root>/<workload id>/hosts               the /etc/hosts of its sandboxed pods
     <root>/<workload id>/mpi/hostfile        MPI: every worker and its slots
     <root>/<workload id>/mpi/rsh             MPI: the agent mpirun starts remote commands with
     <root>/<workload id>/<pod>/launch.json   argv, environment, working directory (mode 0600)
@@ -10,6 +11,19 @@
     <root>/<workload id>/<pod>/out.fifo      the pipe the pod's stdout and stderr go into
     <root>/<workload id>/<pod>/log           what the pod printed, each line time-stamped
     <root>/<workload id>/<pod>/log.1         the older lines, once `log` reached its cap
+    <root>/<workload id>/<pod>/rootfs/       the copy-on-write layer of the pod's own root
+    <root>/<workload id>/<pod>/volumes/      the volumes lockstep makes for the pod
+    <root>/<workload id>/<pod>/home/         its home directory (createHomeDir)
+    <root>/<workload id>/<pod>/work/         the pod's own directory (see below)
+
+The trust boundary runs through this tree. Everything in it is lockstep's and out of every
+pod's reach — no part of it is bound into a sandbox writable, and the data directory above it
+is veiled in every pod — except `work/`, the pod's own directory (its working directory when
+its spec names none), and the pod's volumes and home, each bound into that pod alone where its
+spec says. Inside them the pod writes what it likes; lockstep never follows, reads or trusts
+it, and the directories themselves are lockstep's: a pod sees them only as mount points, which
+it cannot replace. What lockstep needs to start, restart, supervise and observe a pod is
+in the files beside it, written by lockstep alone, so it can trust them when it reads them back.
 
 Every file but the logs is replaced atomically, so a crash at any point leaves a readable state.
 """
@@ -24,16 +38,18 @@ from typing import Any
 import orjson
 
 MPI_DIRECTORY = "mpi"
-HOSTS_FILE = "hosts"
-"""In a workload's directory: the /etc/hosts of its sandboxed pods, naming each of its pods."""
 """Beside its pods' directories, a workload's directory holds this one: MPI's hostfile and
 remote-start agent."""
+HOSTS_FILE = "hosts"
+"""In a workload's directory: the /etc/hosts of its sandboxed pods, naming each of its pods."""
+WORK_DIRECTORY = "work"
+"""In a pod's directory: the pod's own, the only one a pod may write (see above)."""
 
 
 def write_json(path: Path, data: Any, *, mode: int = 0o644) -> None:
     """Replace `path` atomically with `data` as JSON, durably."""
     temporary = path.with_name(path.name + ".tmp")
-    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, mode)
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, mode)
     with os.fdopen(descriptor, "wb") as handle:
         handle.write(orjson.dumps(data))
         handle.flush()
@@ -113,8 +129,15 @@ class PodFiles:
         return self.directory / f"exit-{attempt}"
 
     @property
+    def work(self) -> Path:
+        """The pod's own directory, bound read-write into its sandbox: nothing in it is
+        trusted, nor read by lockstep."""
+        return self.directory / WORK_DIRECTORY
+
+    @property
     def home(self) -> Path:
-        """The pod's home directory, when its spec asks for one (createHomeDir)."""
+        """The pod's home directory, when its spec asks for one (createHomeDir): lockstep's
+        directory, bound into the pod's sandbox (where the pod cannot swap it for a link)."""
         return self.directory / "home"
 
     def termination_message(self, attempt: int) -> Path:

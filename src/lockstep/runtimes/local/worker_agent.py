@@ -8,7 +8,10 @@ The agent is the worker pod's process (its process group, limits and log) but ru
 worker's sandbox, as lockstep's own user, like sshd running as root in a container: it builds
 the sandbox for each command itself. So the launcher's remote starts (`rsh.py`) need nothing
 of the launcher's own sandbox; a launcher with a seccomp filter, dropped capabilities or
-another user starts ranks in its workers all the same.
+another user starts ranks in its workers all the same. Being lockstep's, the agent runs with
+lockstep's environment, in the pod's directory of lockstep's: the pod's environment (its
+spec's) it reads once from the descriptor `ENVIRONMENT_FD`, and hands it to each command's
+sandbox the same way.
 
 It listens on an abstract Unix socket named after the workload and the pod (`address`), and
 serves only processes of the same workload (their pod marker, read from the peer's
@@ -30,12 +33,13 @@ import struct
 import subprocess
 import tempfile
 import threading
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from lockstep.runtimes.local.pod_launch import WORKLOAD_DIR, Launch
 from lockstep.runtimes.local.processes import POD_MARKER
+from lockstep.runtimes.local.sandbox import environment
 from lockstep.runtimes.local.sandbox.policy import fresh_root_layer, seccomp_descriptor
 from lockstep.runtimes.local.sandbox.probe import Sandboxing, probe
 from lockstep.runtimes.local.state import PodFiles, read_json
@@ -57,7 +61,13 @@ def main() -> None:
     workload_dir = Path(os.environ[WORKLOAD_DIR])
     files = PodFiles(workload_dir / os.environ["HOSTNAME"])
     launch = Launch.from_json(read_json(files.launch))
-    sandboxing = None if launch.sandbox is None else probe(try_layers=False)
+    sandboxing = None
+    pod_env = dict(os.environ)  # without a sandbox, the pod's own
+    if launch.sandbox is not None:
+        sandboxing = probe(try_layers=False)
+        pod_env = environment.read(environment.ENVIRONMENT_FD)
+    pod_env.pop(WORKLOAD_DIR, None)
+    pod = _Pod(files, launch, sandboxing, pod_env)
     listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     listener.bind(address(workload_dir.name, launch.pod_name))
     listener.listen(64)
@@ -67,17 +77,24 @@ def main() -> None:
     while True:
         connection, _ = listener.accept()
         threading.Thread(
-            target=_serve, args=(connection, workload_dir, files, launch, sandboxing), daemon=True
+            target=_serve,
+            args=(connection, workload_dir, pod),
+            daemon=True,
         ).start()
 
 
-def _serve(
-    connection: socket.socket,
-    workload_dir: Path,
-    files: PodFiles,
-    launch: Launch,
-    sandboxing: Sandboxing | None,
-) -> None:
+@dataclasses.dataclass(frozen=True, slots=True)
+class _Pod:
+    """The worker the agent serves: its files, launch, this machine's sandbox, and the pod's
+    environment (its spec's, which each command gets)."""
+
+    files: PodFiles
+    launch: Launch
+    sandboxing: Sandboxing | None
+    env: Mapping[str, str]
+
+
+def _serve(connection: socket.socket, workload_dir: Path, pod: _Pod) -> None:
     with connection:
         # The request is read before any answer, a refusal included: a client still sending
         # to a closed connection would see a broken pipe instead of the reason.
@@ -99,7 +116,7 @@ def _serve(
             _answer(connection, {"error": "a request is {'argv': [strings]}"})
             return
         try:
-            status = _run(argv, connection, files, launch, sandboxing)
+            status = _run(argv, connection, pod)
         except OSError as error:
             _answer(connection, {"error": f"could not start the command: {error}"})
             return
@@ -107,29 +124,24 @@ def _serve(
             _answer(connection, {"exit": status if status >= 0 else 128 - status})
 
 
-def _run(
-    argv: Sequence[str],
-    connection: socket.socket,
-    files: PodFiles,
-    launch: Launch,
-    sandboxing: Sandboxing | None,
-) -> int | None:
+def _run(argv: Sequence[str], connection: socket.socket, pod: _Pod) -> int | None:
     """Run the command in the pod's sandbox until it ends (its exit status) or the client goes
     away (None: the command is killed)."""
+    files, launch, sandboxing, pod_env = pod.files, pod.launch, pod.sandboxing, pod.env
     line = ["/bin/sh", "-c", " ".join(argv)]
-    env = {k: v for k, v in os.environ.items() if k != WORKLOAD_DIR}
+    env = dict(pod_env)
     cwd = str(files.directory)  # the sandbox changes to the working directory itself
-    passed: tuple[int, ...] = ()
-    descriptor = None
+    passed: list[int] = []
     if launch.sandbox is None:
-        cwd = launch.working_dir or cwd
+        cwd = launch.working_dir or str(files.work)
     else:
         if sandboxing is None or not sandboxing.available:
             reason = "no sandbox" if sandboxing is None else sandboxing.problem
             raise OSError(f"the worker's sandbox cannot be made here: {reason}")
+        env = dict(os.environ)  # lockstep's own: bwrap gives the command the pod's
+        passed.append(environment.descriptor(pod_env))
         if launch.sandbox.seccomp:  # bwrap reads the filter from a descriptor it inherits
-            descriptor = seccomp_descriptor(launch.sandbox.capabilities or ())
-            passed = (descriptor,)
+            passed.append(seccomp_descriptor(launch.sandbox.capabilities or ()))
     layer = None
     if launch.sandbox is not None and sandboxing is not None:
         sandbox = launch.sandbox
@@ -139,11 +151,12 @@ def _run(
             own = dataclasses.replace(sandbox.root_layer, directory=layer)
             fresh_root_layer(own)
             sandbox = dataclasses.replace(sandbox, root_layer=own)
-        line = sandboxing.command(sandbox, line, seccomp_fd=descriptor)
+        seccomp_fd = passed[1] if len(passed) > 1 else None
+        line = sandboxing.command(sandbox, line, seccomp_fd=seccomp_fd, env_fd=passed[0])
     try:
         child = subprocess.Popen(line, env=env, cwd=cwd, stdin=subprocess.DEVNULL, pass_fds=passed)
     finally:
-        if descriptor is not None:
+        for descriptor in passed:
             os.close(descriptor)
     ended = os.pidfd_open(child.pid)
     try:

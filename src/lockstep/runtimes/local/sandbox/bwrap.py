@@ -35,8 +35,11 @@ def command(
     env: str = "env",
     unshare: str = "unshare",
     seccomp_fd: int | None = None,
+    env_fd: int | None = None,
 ) -> list[str]:
-    """`argv` run inside the sandbox `spec` describes.
+    """`argv` run inside the sandbox `spec` describes; with `env_fd`, in exactly the
+    environment bwrap reads from that descriptor (`environment.descriptor`), not the one it
+    runs in.
 
     Stopping a pod signals its whole process group, bwrap included: bwrap ignores SIGTERM
     (so that the pod's own exit status, not bwrap's death, is what is recorded), and the pod's
@@ -45,6 +48,8 @@ def command(
     whose first process is bwrap's."""
     line = [env, "--ignore-signal=TERM", *_namespace_setup(spec, unshare=unshare)]
     line += [bwrap, "--die-with-parent", "--unshare-pid"]
+    if env_fd is not None:
+        line += ["--args", str(env_fd)]
     if spec.root_layer is not None:
         line += ["--bind", merged_root(spec.root_layer), "/", "--ro-bind", "/sys", "/sys"]
     else:

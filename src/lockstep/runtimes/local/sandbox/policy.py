@@ -55,7 +55,7 @@ from lockstep.runtimes.local.sandbox.definition import (
     veil,
 )
 from lockstep.runtimes.local.sandbox.probe import Sandboxing, gpu_device_nodes, probe
-from lockstep.runtimes.local.state import HOSTS_FILE
+from lockstep.runtimes.local.state import HOSTS_FILE, PodFiles
 from lockstep.runtimes.local.volumes import s3_mount
 from lockstep.runtimes.local.volumes.prepare import Places, mount_of
 from lockstep.schemas.distributed import PodSpec
@@ -179,12 +179,13 @@ class SandboxPolicy:
             for volume in volumes_of(spec)
         ]
         self.check_host_paths(volumes, workload.pod_security)
-        # The workload's own directory (the pod's directory, MPI's hostfile and agent) stays
-        # visible when it lies under /tmp, which the sandbox replaces with its own, or under
-        # a directory the pod's user may not enter.
-        workload_dir = str(places.workload_dir)
-        own = Mount(workload_dir, MountKind.BIND, source=workload_dir)
-        reachable = self.reachable(identity, workload_dir)
+        # Of lockstep's data directory, veiled, the pod sees its own directory alone (see
+        # state.py: the rest of its pod's and workload's directories is lockstep's), bound
+        # back at its path even where it lies under /tmp, which the sandbox replaces with its
+        # own, or under a directory the pod's user may not enter.
+        work = str(PodFiles(places.pod_dir).work)
+        own = Mount(work, MountKind.BIND, source=work)
+        reachable = self.reachable(identity, work)
         root_layer = self.root_layer(security, places.pod_dir)
         mounts = [
             *(veil(path) for path in self.private_paths),
@@ -193,8 +194,6 @@ class SandboxPolicy:
             *reachable,
             *(mount_of(volume, places) for volume in volumes),
         ]
-        if root_layer is not None:  # the pod's own layer, seen through its workload's directory
-            mounts.append(veil(root_layer.directory))
         private = private_host_paths(volumes)
         unapplied = tuple(
             f"mountPropagation None of the hostPath {source} (lockstep is not root: the pod "
@@ -208,10 +207,13 @@ class SandboxPolicy:
                 "outside its volumes is written on this machine, where lockstep's user may",
             )
         env = {k: v for k, v in launch.env.items() if k != "TMPDIR"}  # /tmp is the pod's own
-        if launch.create_home_dir and identity is not None:
-            # Another user may not reach the pod's directory: its home is bound where it can.
-            env["HOME"] = home_of(identity.uid)
-            mounts.append(Mount(env["HOME"], MountKind.BIND, source=launch.env["HOME"]))
+        if launch.create_home_dir:
+            # lockstep's directory for it, bound where the pod finds it: at its own path, or
+            # where another user's home is (that user may not reach lockstep's directories).
+            home = launch.env["HOME"]
+            if identity is not None:
+                env["HOME"] = home_of(identity.uid)
+            mounts.append(Mount(env["HOME"], MountKind.BIND, source=home))
         as_root = self.sandboxing.as_root
         sandbox = SandboxSpec(
             mounts=tuple(mounts),
@@ -223,7 +225,7 @@ class SandboxPolicy:
             private_ipc=security.private_ipc,
             seccomp=security.seccomp,
             shm_bytes=security.shm_bytes,
-            working_dir=launch.working_dir,
+            working_dir=launch.working_dir or work,
             hostname=launch.pod_name,
             hosts_file=str(places.workload_dir / HOSTS_FILE),
             gpu_devices=gpu_device_nodes() if on is not None and on.gpus else (),
@@ -288,17 +290,18 @@ class SandboxPolicy:
         ]
 
     def expose_mpi_files(self, launch: Launch, directory: Path, *, launcher: bool) -> Launch:
-        """The hostfile and remote-start agent of an MPI workload (`directory`) where
-        Kubeflow's MPI operator puts them, /etc/mpi, read-only, when lockstep sandboxes its
-        pods as root: a launcher running as another user cannot enter lockstep's data
-        directory. The launcher's variables name them there; the workers have them too, since
-        the daemons mpirun starts there are given the same paths. Elsewhere they stay where
-        they are, which the pods' user (lockstep's) reaches."""
-        if launch.sandbox is None or self.sandboxing is None or not self.sandboxing.as_root:
+        """The hostfile and remote-start agent of an MPI workload (`directory`, lockstep's),
+        bound read-only: where Kubeflow's MPI operator puts them, /etc/mpi, when lockstep
+        sandboxes its pods as root (a launcher running as another user cannot enter lockstep's
+        data directory), elsewhere at their own path, through the veiled data directory. The
+        launcher's variables name them there; the workers have them too, since the daemons
+        mpirun starts there are given the same paths."""
+        if launch.sandbox is None or self.sandboxing is None:
             return launch
-        bound = Mount(MPI_FILES, MountKind.BIND, source=str(directory), read_only=True)
+        at = MPI_FILES if self.sandboxing.as_root else str(directory)
+        bound = Mount(at, MountKind.BIND, source=str(directory), read_only=True)
         env = dict(launch.env)
-        if launcher:
+        if launcher and self.sandboxing.as_root:
             env |= mpi.paths(hostfile_path=f"{MPI_FILES}/hostfile", agent_path=f"{MPI_FILES}/rsh")
         return dataclasses.replace(
             launch,

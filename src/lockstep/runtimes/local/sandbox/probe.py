@@ -58,7 +58,12 @@ class Sandboxing:
         return self.bwrap is not None and not self.problem
 
     def command(
-        self, spec: SandboxSpec, argv: Sequence[str], *, seccomp_fd: int | None = None
+        self,
+        spec: SandboxSpec,
+        argv: Sequence[str],
+        *,
+        seccomp_fd: int | None = None,
+        env_fd: int | None = None,
     ) -> list[str]:
         """`bwrap.command` with the tools found on this machine."""
         return command(
@@ -69,6 +74,7 @@ class Sandboxing:
             setpriv=self.setpriv,
             unshare=self.unshare,
             seccomp_fd=seccomp_fd,
+            env_fd=env_fd,
         )
 
 
