@@ -111,7 +111,10 @@ def measure(
     """Each scenario asked, on a fresh server of `backend` running the lockstep at `source`
     with `processes` API processes."""
     results = {}
-    settings = {} if processes == 1 else {"LOCKSTEP_API_PROCESSES": str(processes)}
+    # Seeds 1,000 workloads in one project and creates as many as it can: no per-project limit.
+    settings = {"LOCKSTEP_MAX_WORKLOADS_PER_PROJECT": "0"}
+    if processes > 1:
+        settings["LOCKSTEP_API_PROCESSES"] = str(processes)
     with store(backend) as url, server(url, source=source, settings=settings) as running:
         workload_id = seed(running)
         analyze(url)

@@ -858,7 +858,8 @@ def main() -> None:
         "load_average_before": os.getloadavg(),
     }
 
-    settings = {"LOCKSTEP_SANDBOX": options.sandbox}
+    # `--workloads` of 2 pods each, all in one project: no per-project pod limit.
+    settings = {"LOCKSTEP_SANDBOX": options.sandbox, "LOCKSTEP_MAX_PODS_PER_PROJECT": "0"}
     if parts & {"distributed", "training", "delete"}:
         with server(None, settings=settings) as running, leave_nothing(running):
             if "distributed" in parts:

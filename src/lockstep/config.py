@@ -8,6 +8,7 @@ from __future__ import annotations
 import grp
 import os
 import pwd
+from decimal import Decimal
 from enum import StrEnum
 from pathlib import Path
 
@@ -16,7 +17,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from lockstep.domain.cluster import DEFAULT_MAX_PODS
 from lockstep.domain.pod_security import AllowedHostPath
-from lockstep.domain.quantities import parse_quantity
+from lockstep.domain.quantities import parse_quantity, share_or_quantity
 from lockstep.schemas.bounds import (
     DEFAULT_MAX_COMMAND_LENGTH,
     DEFAULT_MAX_REQUEST_BYTES,
@@ -122,6 +123,13 @@ class S3Mount(StrEnum):
     """s3 volumes synchronised: downloaded before the pod starts, changes uploaded after."""
 
 
+class PodNetwork(StrEnum):
+    PRIVATE = "private"
+    """Each workload's sandboxed pods share a network of their own (runtimes/local/network.py)."""
+    HOST = "host"
+    """Every pod shares this machine's network, its loopback included."""
+
+
 class KubeScheduler(StrEnum):
     KAI = "kai"
     VOLCANO = "volcano"
@@ -158,6 +166,25 @@ class Settings(BaseSettings):
     """With time-aware fair share: what a project held this long ago counts half as much."""
     pod_log_max_bytes: int = Field(default=10 * 1024 * 1024, ge=4096)
     """A pod's log is rotated past this size; it keeps the current file and the one before."""
+    pod_pids_limit: int = Field(default=2048, ge=0, le=4_194_304)
+    """The most processes and threads of one local pod at once (0: no limit)."""
+    pod_memory_limit: str = Field(default="50%", max_length=64)
+    """The memory limit of a local pod whose spec sets none: a quantity (`8Gi`), a share of
+    this machine's memory (`50%`), or `none`."""
+    pod_tmp_size: str = Field(default="512Mi", max_length=64)
+    """The size of a sandboxed pod's private /tmp, in memory: a quantity, a share of this
+    machine's memory, or `none` (the kernel's default, half of memory)."""
+    pod_disk_limit: str = Field(default="10%", max_length=64)
+    """What a local pod's root layer and own directory may hold on disk before it is evicted:
+    a quantity, a share of the data directory's file system, or `none`."""
+    pod_disk_check_seconds: float = Field(default=10.0, gt=0, le=3600)
+    """How often what each pod holds on disk is measured."""
+    pod_network: PodNetwork = PodNetwork.PRIVATE
+    """Whether each workload's sandboxed pods get a network of their own (the default), or
+    share this machine's."""
+    pod_host_ports: list[int] = Field(default_factory=list, max_length=64)
+    """This machine's loopback ports that pods with a network of their own may reach, as
+    JSON (`[5000]`): none by default."""
     cgroup_dir: Path | None = None
     """A cgroup v2 directory delegated to lockstep for pod limits; by default
     `<cgroup2 mount>/lockstep` when running as root (see runtimes/local/sandbox/limits.py)."""
@@ -214,11 +241,37 @@ class Settings(BaseSettings):
     services/workload_list.py)."""
     max_watch_streams: int = Field(default=100, ge=1)
     """The most change streams (`GET /api/v1/workloads?watch=true`) open at once; beyond, 503."""
+    max_watch_streams_per_caller: int = Field(default=10, ge=1)
+    """The most change streams one caller (a user or an application) holds open at once;
+    beyond, 429 — so that one caller cannot take every stream from the others."""
+    max_log_streams: int = Field(default=200, ge=1)
+    """The most pod logs (`GET …/pods/{podName}/logs`) being answered at once; beyond, 429."""
+    max_log_streams_per_caller: int = Field(default=20, ge=1)
+    """The most pod logs one caller is being answered at once; beyond, 429."""
     max_workers: int = Field(default=DEFAULT_MAX_WORKERS, ge=1)
     """The most workers a workload may have (numWorkers, minReplicas, maxReplicas), so at
     most this many pods plus its master."""
+    max_workloads_per_project: int = Field(default=200, ge=0, le=10_000_000)
+    """The most workloads of one project not yet finished (neither Completed nor Failed:
+    waiting, running or suspended); a submission beyond is refused with a 400 (0: no limit)."""
+    max_pods_per_project: int = Field(default=100, ge=0, le=10_000_000)
+    """The most pods of one project placed at once, in all pools; a workload whose pods would
+    pass it waits Pending until pods of the project end (0: no limit; local runtime)."""
     max_command_length: int = Field(default=DEFAULT_MAX_COMMAND_LENGTH, ge=1)
     """The most characters of a pod's `command`, and of its `args`."""
+    token_requests_per_minute: int = Field(default=60, ge=1, le=1_000_000)
+    """How many checks of an application's secret (`POST /api/v1/token`, `/metrics` with
+    Basic) one client address may ask a minute, and how many refused ones one application id
+    may have; beyond, 429 with Retry-After (api/token_guard.py). Per API process."""
+    token_checks_at_once: int = Field(default=4, ge=1, le=1024)
+    """The most checks of a secret hashing at once (scrypt, 16 MiB each); the others wait
+    their turn. Per API process."""
+
+    @field_validator("pod_memory_limit", "pod_tmp_size", "pod_disk_limit")
+    @classmethod
+    def _share_or_quantity(cls, value: str) -> str:
+        share_or_quantity(value, whole=Decimal(1))
+        return value
 
     @field_validator("data_dir")
     @classmethod

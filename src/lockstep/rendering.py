@@ -23,6 +23,7 @@ from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.kubernetes.queues import workload_queues
 from lockstep.runtimes.kubernetes.render import render as render_manifests
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings, SchedulerKind
+from lockstep.runtimes.local.pod_bounds import bounds_of
 from lockstep.runtimes.local.sandbox.policy import policy_of
 from lockstep.runtimes.local.workload_launches import Launches
 from lockstep.store.database import Database
@@ -66,7 +67,11 @@ def renderers(
     def launches() -> Launches:
         # Built at the first dry run, not at start-up: it probes bwrap (the runtime does too).
         return Launches(
-            settings.runtime_dir, dict(os.environ), settings.image_environments, policy_of(settings)
+            settings.runtime_dir,
+            dict(os.environ),
+            settings.image_environments,
+            policy_of(settings),
+            bounds_of(settings),
         )
 
     def local(workload: Workload) -> dict[str, Any]:

@@ -112,7 +112,7 @@ def test_serve_flags_and_admin_commands(tmp_path: Path) -> None:
         rules = {(r["subject"], r["role"], r["scope"]) for r in admin("list-access-rules")}
         assert rules >= {("alice", "L1 researcher", scope), ("alice", "Viewer", "project:1")}
         admin("revoke", str(viewer["accessRuleId"]))
-        assert researcher.get(theirs).status_code == 403
+        assert researcher.get(theirs).status_code == 404  # answered as an unknown id
 
         listed = json.dumps(admin("list-applications"))
         assert "alice" in listed

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import socket
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -145,26 +146,47 @@ def test_a_failed_launcher_fails_the_workload_and_its_workers_are_stopped(
 def test_a_worker_agent_serves_only_the_processes_of_its_workload(
     live_server: LiveServer, tmp_path: Path
 ) -> None:
-    """Anyone on this machine can reach the agent's socket; only a process carrying the marker
-    of one of the workload's pods (its launcher's mpirun) gets a command run."""
+    """The agent's socket is in its workload's network: out of reach of this machine's
+    network, and of other workloads'. A process that enters that network all the same (root
+    on this machine) gets no command run either: only one carrying the marker of one of the
+    workload's pods (its launcher's mpirun) does."""
     api = live_server.api()
     body = mpi_job(api.cluster_id(), "guarded", workers=1, slots=1)
     body["masterSpec"] |= {"command": sys.executable, "args": "-c 'import time; time.sleep(600)'"}
     created = api.create(body)
     api.wait_for(created["workloadId"], {"Running"}, timeout=60)
-
-    def connected() -> socket.socket | None:
-        stranger = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            stranger.connect(address(created["workloadId"], "guarded-worker-0"))
-        except ConnectionRefusedError:
-            stranger.close()
-            return None
-        return stranger
-
-    with poll(connected, timeout=30, what="the worker's agent to listen") as stranger:
-        ran = tmp_path / "ran"
-        stranger.sendall(json.dumps({"argv": ["touch", str(ran)]}).encode() + b"\n")
-        answer = json.loads(stranger.makefile("rb").readline())
-    assert answer == {"error": "not a process of this workload"}
+    agent = address(created["workloadId"], "guarded-worker-0")
+    with (
+        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as outsider,
+        pytest.raises(ConnectionRefusedError),
+    ):
+        outsider.connect(agent)
+    ran = tmp_path / "ran"
+    stranger = (
+        "import json, socket, sys, time\n"
+        "from lockstep.runtimes.local.worker_agent import address\n"
+        "deadline = time.monotonic() + 30\n"
+        "while True:\n"
+        "    agent = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)\n"
+        "    try:\n"
+        "        agent.connect(address(sys.argv[1], 'guarded-worker-0'))\n"
+        "        break\n"
+        "    except ConnectionRefusedError:\n"
+        "        agent.close()\n"
+        "        if time.monotonic() > deadline:\n"
+        "            raise\n"
+        "        time.sleep(0.05)\n"
+        "agent.sendall(json.dumps({'argv': ['touch', sys.argv[2]]}).encode() + b'\\n')\n"
+        "print(agent.makefile('rb').readline().decode(), end='')\n"
+    )
+    workload_dir = live_server.data_dir / "runtime" / "local" / created["workloadId"]
+    done = subprocess.run(
+        ["nsenter", f"--net={workload_dir / 'netns'}", "--", sys.executable, "-c", stranger,
+         created["workloadId"], str(ran)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )  # fmt: skip
+    assert json.loads(done.stdout) == {"error": "not a process of this workload"}
     assert not ran.exists()

@@ -16,6 +16,7 @@ import pytest
 
 from tests.conftest import fresh_database, running
 from tests.support.api import poll
+from tests.support.raw_http import raw_exchange
 from tests.support.requests import distributed
 from tests.support.server import LiveServer
 
@@ -146,6 +147,17 @@ def test_metrics_count_the_requests_of_every_api_process(server: LiveServer) -> 
     counted = pattern.search(exposition)
     assert counted is not None, exposition
     assert float(counted.group(1)) == asked
+
+
+def test_every_api_process_answers_a_url_too_long_in_runais_error_body(
+    server: LiveServer,
+) -> None:
+    """The API processes speak lockstep's HTTP protocol too (api/http_protocol.py)."""
+    request = b"GET /api/v1/workloads?search=" + b"x" * 70_000 + b" HTTP/1.1\r\nHost: l\r\n\r\n"
+    for _ in range(2 * API_PROCESSES):  # whichever process accepts the connection
+        status, headers, body = raw_exchange(server, request)
+        assert (status, headers["content-type"]) == (400, "application/json"), body[:200]
+        assert b"url: must be at most 65535 bytes" in body
 
 
 def test_a_killed_api_process_is_replaced_while_the_others_serve(server: LiveServer) -> None:

@@ -21,7 +21,8 @@ from lockstep.services.identity import IdentityService
 from lockstep.store.database import normalize_url
 from tests.support.access import app_with_role, new_project
 from tests.support.api import ADMIN_ID, ADMIN_SECRET, Api
-from tests.support.requests import distributed
+from tests.support.contract import document
+from tests.support.requests import distributed, single_pod
 from tests.support.server import LiveServer
 
 PROTECTED = [
@@ -152,6 +153,34 @@ def test_other_grant_types_of_the_contract_are_refused_naming_the_supported(
     }
 
 
+def contract_examples() -> list[tuple[str, dict[str, Any]]]:
+    """The document's own example bodies of its token request, by name."""
+    content = document()["paths"]["/api/v1/token"]["post"]["requestBody"]["content"]
+    examples = content["application/json"]["examples"]
+    return [(name, example["value"]) for name, example in examples.items()]
+
+
+@pytest.mark.parametrize(("name", "example"), contract_examples(), ids=lambda v: str(v)[:24])
+def test_each_grant_of_the_contract_is_answered_as_supported_or_not(
+    token_server: httpx.Client, name: str, example: dict[str, Any]
+) -> None:
+    """Every grant type the document shows (its examples, sent as they are) is known: the two
+    lockstep supports are checked (401: the example's credentials are no application's), the
+    others, `external_token_exchange` among them, are refused as not supported by lockstep,
+    never as an unknown value."""
+    response = token_server.post("/api/v1/token", json=example)
+    grant = example["grantType"]
+    if grant in ("app_token", "client_credentials"):
+        assert response.status_code == 401, (name, response.text)
+        return
+    assert response.status_code == 400, (name, response.text)
+    assert response.json() == {
+        "code": 400,
+        "message": f"grantType: {grant!r} is not supported; "
+        "lockstep supports app_token and client_credentials",
+    }
+
+
 @pytest.mark.parametrize(
     ("body", "status", "message"),
     [
@@ -239,9 +268,9 @@ def test_researcher_is_confined_to_its_project(api: Api) -> None:
     theirs = api.create(distributed(api.cluster_id(), name="theirs", project_id=other))
     theirs_path = f"/api/v1/workloads/distributed/{theirs['workloadId']}"
 
-    assert researcher.get(theirs_path).status_code == 403
-    assert researcher.get(f"/api/v1/workloads/{theirs['workloadId']}/pods").status_code == 403
-    assert researcher.delete(theirs_path).status_code == 403
+    assert researcher.get(theirs_path).status_code == 404  # as an unknown id
+    assert researcher.get(f"/api/v1/workloads/{theirs['workloadId']}/pods").status_code == 404
+    assert researcher.delete(theirs_path).status_code == 404
     assert (
         researcher.post(
             "/api/v1/workloads/distributed",
@@ -270,6 +299,70 @@ def test_researcher_is_confined_to_its_project(api: Api) -> None:
         == 403
     )
     assert api.get(theirs_path).status_code == 200
+
+
+KIND_PATHS = ("distributed", "trainings", "workspaces")
+
+
+def workload_endpoints(kind: str) -> list[tuple[str, str, dict[str, Any]]]:
+    """Every endpoint that names one workload by its id (`{id}`), with the parameters it
+    needs: its kind's get, delete, suspend and resume, and the generic ones."""
+    window = {
+        "metricType": "POD_COUNT",
+        "start": "2026-01-01T00:00:00Z",
+        "end": "2026-01-01T00:10:00Z",
+    }
+    one = f"/api/v1/workloads/{kind}/{{id}}"
+    return [
+        ("GET", one, {}),
+        ("DELETE", one, {}),
+        ("POST", f"{one}/suspend", {}),
+        ("POST", f"{one}/resume", {}),
+        ("GET", "/api/v1/workloads/{id}", {}),
+        ("GET", "/api/v1/workloads/{id}/pods", {}),
+        ("GET", "/api/v1/workloads/{id}/events", {}),
+        ("GET", "/api/v1/workloads/{id}/history", {}),
+        ("GET", "/api/v1/workloads/{id}/metrics", window),
+        (
+            "GET",
+            f"/api/v1/workloads/{{id}}/pods/{uuid.UUID(int=9)}/metrics",
+            {**window, "metricType": "CPU_USAGE_CORES"},
+        ),
+        ("GET", "/api/v1/workloads/{id}/pods/theirs-0/logs", {}),
+        ("GET", "/api/v1/workloads/{id}/pods/theirs-master-0/logs", {"follow": "true"}),
+    ]
+
+
+def test_a_workload_of_another_project_answers_as_an_unknown_id(api: Api) -> None:
+    """Ids cannot be probed: on every endpoint of one workload, a workload the caller may not
+    read (another project's) gets exactly the answer of an id no workload has — status,
+    headers that matter and body, but for the id itself."""
+    other = new_project(api, "other")
+    researcher = app_with_role(api, "researcher", Role.L1_RESEARCHER, "1")
+    cluster = api.cluster_id()
+    theirs = {
+        kind: api.create(
+            distributed(cluster, name=f"theirs-{kind[0]}", project_id=other, workers=1)
+            if kind == "distributed"
+            else single_pod(cluster, name=f"theirs-{kind[0]}", project_id=other),
+            kind=kind,
+        )["workloadId"]
+        for kind in KIND_PATHS
+    }
+    unknown = str(uuid.uuid4())
+    for kind, workload_id in theirs.items():
+        for method, path, params in workload_endpoints(kind):
+            seen = researcher.request(method, path.format(id=workload_id), params=params)
+            missing = researcher.request(method, path.format(id=unknown), params=params)
+            where = f"{method} {path} ({kind})"
+            assert seen.status_code == missing.status_code == 404, (where, seen.text)
+            assert seen.headers["content-type"] == missing.headers["content-type"], where
+            assert seen.json() == json.loads(missing.text.replace(unknown, workload_id)), where
+            assert set(seen.json()) == {"code", "message"}, where
+    for kind, workload_id in theirs.items():  # there, and the researcher changed nothing
+        mine = api.get(f"/api/v1/workloads/{kind}/{workload_id}")
+        assert mine.status_code == 200, mine.text
+        assert mine.json()["desiredPhase"] == "Running"
 
 
 def test_department_rule_covers_its_projects(api: Api) -> None:

@@ -403,14 +403,14 @@ def test_an_id_answers_under_its_own_kind_only(api: Api) -> None:
 @pytest.mark.parametrize("kind", SINGLE_POD_KINDS)
 def test_single_pod_forbidden_responses_conform(api: Api, kind: str) -> None:
     """A researcher of project 1 may neither submit to another project nor touch its
-    workloads."""
+    workloads, whose ids it is answered as unknown ones (404)."""
     other = new_project(api, "elsewhere")
     researcher = app_with_role(api, "researcher", Role.L1_RESEARCHER, "1")
     theirs = api.create(_asleep(api, "theirs", project_id=other), kind=kind)
     one = _one(kind)
     for method, suffix in ACTIONS:
         path = one.replace("{workloadId}", theirs["workloadId"]) + suffix
-        _error(researcher.request(method, path), one + suffix, 403)
+        _error(researcher.request(method, path), one + suffix, 404)
     sneak = single_pod(api.cluster_id(), name="sneak", project_id=other)
     message = _error(researcher.post(_collection(kind), json=sneak), _collection(kind), 403)
     assert other in message, message

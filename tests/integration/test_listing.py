@@ -94,6 +94,21 @@ def test_sort_and_pages(listed: Api) -> None:
     assert "next" not in last
 
 
+def test_every_documented_sort_field_and_offset_is_accepted(listed: Api) -> None:
+    """The Run:ai document's `sortBy` values are all accepted: `idleGpus`, worked out at each
+    request, keeps the order of creation (newest first with `desc`), as the fields lockstep
+    has no value for do; its `offset` is a 32-bit integer with no minimum: a negative one
+    starts at the first item."""
+    assert names(listed, sortBy="idleGpus") == NAMES
+    assert names(listed, sortBy="idleGpus", sortOrder="desc") == NAMES[::-1]
+    assert names(listed, sortBy="nodepool") == NAMES
+    page = listed.get("/api/v1/workloads", params={"offset": -3, "limit": 2}).json()
+    assert [w["name"] for w in page["workloads"]] == NAMES[:2]
+    assert page["next"] == 2
+    assert names(listed, offset=-(2**31)) == NAMES
+    assert names(listed, offset=2**31 - 1) == []
+
+
 def test_search_matches_names(listed: Api) -> None:
     assert sorted(names(listed, search="eval")) == ["delta-eval", "gamma-eval"]
     assert count(listed, search="train") == 3
@@ -128,7 +143,7 @@ def test_deleted_lists_only_deleted(api: Api) -> None:
         ({"sortOrder": "sideways"}, "sortOrder"),
         ({"limit": 0}, "limit: must be between 1 and 500"),
         ({"limit": 501}, "limit: must be between 1 and 500"),
-        ({"offset": -1}, "offset: must be greater than or equal to 0"),
+        ({"offset": 2**31}, "offset: must be less than or equal to 2147483647 (a 32-bit"),
         ({"offset": "many"}, "offset"),
         ({"deleted": "perhaps"}, "deleted"),
     ],

@@ -280,7 +280,8 @@ def test_metrics_of_a_workload_are_read_as_the_workload_is(api: Api) -> None:
     outsider = app_with_role(api, "outsider", Role.L1_RESEARCHER, elsewhere)
     path = WORKLOAD.replace("{workloadId}", workload_id)
     response = outsider.get(path, params={"metricType": "POD_COUNT", **window()})
-    assert response.status_code == 403, response.text
+    assert response.status_code == 404, response.text  # as an unknown id is
+    assert response.json()["message"] == f"no workload has the id {workload_id!r}"
     assert_conforms(response, WORKLOAD)
     missing = api.get(
         WORKLOAD.replace("{workloadId}", "00000000-0000-0000-0000-000000000000"),

@@ -1,8 +1,11 @@
 """Input that cannot hurt the server, on every endpoint: a body over the size limit is refused
 with 413 (declared or streamed), NUL characters anywhere in a request (body, query, path) and
-numbers the store cannot hold are refused with 400 naming the field, and so are offsets past 64
-bits and more than 100 `filterBy` clauses; nothing is stored. A large request is refused while
-the server goes on answering others, and a site may raise each limit.
+numbers the store cannot hold are refused with 400 naming the field, and so are offsets past 32
+bits (the Run:ai document's int32), more than 100 `filterBy` clauses, and pod specs past their
+bounds (environment variable names, paths, quantities past Kubernetes' largest) for every kind
+of workload; nothing is stored. A URL too long to parse is answered in Run:ai's error body. A
+large request is refused while the server goes on answering others, and a site may raise each
+limit.
 
 The distributed workload's own bounds (numWorkers, args, ...) are with the other invalid
 creation requests in test_invalid_requests.py.
@@ -23,7 +26,8 @@ import pytest
 from lockstep.config import Settings
 from tests.conftest import in_process, make_settings
 from tests.support.api import Api
-from tests.support.requests import distributed
+from tests.support.raw_http import raw_exchange
+from tests.support.requests import distributed, single_pod
 from tests.support.server import LiveServer
 
 MIB = 1024 * 1024
@@ -210,8 +214,10 @@ def test_a_number_the_store_cannot_hold_is_refused_on_every_endpoint(
 @pytest.mark.parametrize(
     ("query", "field", "rule"),
     [
-        (f"offset={2**63}", "offset", "less than or equal to 9223372036854775807"),
-        ("offset=" + "9" * 40, "offset", "less than or equal to 9223372036854775807"),
+        (f"offset={2**31}", "offset", "less than or equal to 2147483647 (a 32-bit integer"),
+        (f"offset={2**63}", "offset", "less than or equal to 2147483647"),
+        ("offset=" + "9" * 40, "offset", "less than or equal to 2147483647"),
+        (f"offset={-(2**31) - 1}", "offset", "greater than or equal to -2147483648"),
         (f"limit={2**64}", "limit", "between 1 and 500"),
     ],
 )
@@ -219,11 +225,13 @@ def test_a_number_the_store_cannot_hold_is_refused_on_every_endpoint(
     "path",
     [
         "/api/v1/workloads",
+        "/api/v1/workloads/pods",
         "/api/v1/org-unit/projects",
         "/api/v1/org-unit/departments",
+        "/api/v1/node-pools",
     ],
 )
-def test_an_offset_past_64_bits_is_refused(
+def test_an_offset_past_32_bits_is_refused(
     module_api: Api, path: str, query: str, field: str, rule: str
 ) -> None:
     message = refusal(module_api.get(f"{path}?{query}"))
@@ -250,7 +258,7 @@ def test_an_id_past_the_stores_range_is_no_such_id(module_api: Api, path: str, n
 
 def test_the_largest_offset_answers_an_empty_page(api: Api) -> None:
     created = api.create(distributed(api.cluster_id(), name="paged", workers=1))
-    largest = 2**63 - 1
+    largest = 2**31 - 1
     for path in (
         "/api/v1/workloads",
         "/api/v1/org-unit/projects",
@@ -265,6 +273,150 @@ def test_the_largest_offset_answers_an_empty_page(api: Api) -> None:
     for path in (f"{workload}/events", f"{workload}/history", f"{workload}/pods"):
         message = refusal(api.get(f"{path}?offset={largest + 1}"))
         assert message.startswith("offset: "), (path, message)
+
+
+# --- what a pod spec asks: names, paths and quantities -------------------------------------
+
+HUGE = 500_000
+ENORMOUS = "99999999999999999999999999Gi"
+QUANTITY_RULE = (
+    "must be at most 9223372036854775807 (2^63-1) in its base unit, bytes for memory and "
+    "storage: Kubernetes' largest quantity"
+)
+KINDS = ("distributed", "trainings", "workspaces")
+
+SPEC_BOUNDS: list[tuple[str, dict[str, Any], str, str]] = [
+    (
+        "environment variable name",
+        {"environmentVariables": [{"name": "N" * HUGE, "value": "1"}]},
+        "environmentVariables[0].name",
+        "must be at most 253 characters",
+    ),
+    (
+        "workingDir",
+        {"workingDir": "/" + "d" * HUGE},
+        "workingDir",
+        "must be at most 4096 characters",
+    ),
+    (
+        "mount path",
+        {"storage": {"emptyDirVolume": [{"path": "/" + "p" * 5000}]}},
+        "storage.emptyDirVolume[0].path",
+        "must be at most 4096 characters",
+    ),
+    (
+        "cpuMemoryRequest",
+        {"compute": {"cpuMemoryRequest": ENORMOUS}},
+        "compute.cpuMemoryRequest",
+        QUANTITY_RULE,
+    ),
+    (
+        "cpuMemoryLimit",
+        {"compute": {"cpuMemoryLimit": "8Ei"}},
+        "compute.cpuMemoryLimit",
+        QUANTITY_RULE,
+    ),
+    (
+        "gpuMemoryRequest",
+        {"compute": {"gpuMemoryRequest": ENORMOUS, "gpuRequestType": "memory"}},
+        "compute.gpuMemoryRequest",
+        QUANTITY_RULE,
+    ),
+    (
+        "gpuMemoryLimit",
+        {"compute": {"gpuMemoryRequest": "1Gi", "gpuMemoryLimit": "1e30"}},
+        "compute.gpuMemoryLimit",
+        QUANTITY_RULE,
+    ),
+    (
+        "extended resource",
+        {"compute": {"extendedResources": [{"resource": "example.com/fpga", "quantity": "1e19"}]}},
+        "compute.extendedResources[0].quantity",
+        QUANTITY_RULE,
+    ),
+    (
+        "cpuCoreRequest",
+        {"compute": {"cpuCoreRequest": 1e300}},
+        "compute.cpuCoreRequest",
+        "must be at most 9223372036854775 cores",
+    ),
+    (
+        "claim size",
+        {"storage": {"pvc": [{"path": "/data", "claimInfo": {"size": ENORMOUS}}]}},
+        "storage.pvc[0].claimInfo.size",
+        QUANTITY_RULE,
+    ),
+    (
+        "emptyDir sizeLimit",
+        {"storage": {"emptyDirVolume": [{"path": "/cache", "sizeLimit": ENORMOUS}]}},
+        "storage.emptyDirVolume[0].sizeLimit",
+        QUANTITY_RULE,
+    ),
+]
+
+
+def creation(api: Api, kind: str, name: str, **spec: Any) -> dict[str, Any]:
+    if kind == "distributed":
+        return distributed(api.cluster_id(), name=name, workers=1, **spec)
+    return single_pod(api.cluster_id(), name=name, **spec)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("bound", SPEC_BOUNDS, ids=[c[0] for c in SPEC_BOUNDS])
+def test_a_pod_spec_past_its_bounds_is_refused_at_submission(
+    module_api: Api, kind: str, bound: tuple[str, dict[str, Any], str, str]
+) -> None:
+    """What used to be accepted (202) and then failed to start or stayed Pending: refused
+    with 400 naming the field and the limit, and nothing stored, for every kind."""
+    case, spec, field, rule = bound
+    before = counts(module_api)
+    body = creation(module_api, kind, "bounded", **spec)
+    message = refusal(module_api.post(f"/api/v1/workloads/{kind}", json=body))
+    assert f"spec.{field}: {rule}" in message, (case, message)
+    assert counts(module_api) == before
+
+
+def test_a_master_spec_past_its_bounds_is_refused(module_api: Api) -> None:
+    body = distributed(module_api.cluster_id(), name="bounded", workers=1)
+    body["masterSpecSameAsWorker"] = False
+    body["masterSpec"] = {
+        "image": "python:3.11",
+        "workingDir": "/" + "d" * HUGE,
+        "compute": {"cpuMemoryRequest": ENORMOUS},
+    }
+    response = module_api.post("/api/v1/workloads/distributed", json=body)
+    assert refusal(response) == "masterSpec.workingDir: must be at most 4096 characters"
+    body["masterSpec"]["workingDir"] = "/work"
+    message = refusal(module_api.post("/api/v1/workloads/distributed", json=body))
+    assert message == f"masterSpec.compute.cpuMemoryRequest: {QUANTITY_RULE}"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_pod_spec_at_its_bounds_is_accepted(module_api: Api, kind: str) -> None:
+    largest = str(2**63 - 1)
+    body = creation(
+        module_api,
+        kind,
+        "at-bounds",
+        environmentVariables=[{"name": "N" * 253, "value": "1"}],
+        workingDir="/" + "d" * 4095,
+        compute={
+            "cpuMemoryRequest": largest,
+            "cpuMemoryLimit": largest,
+            "extendedResources": [{"resource": "example.com/fpga", "quantity": largest}],
+        },
+        storage={"emptyDirVolume": [{"path": "/cache", "sizeLimit": "7Ei"}]},
+    )
+    response = module_api.post(f"/api/v1/workloads/{kind}", params={"dryRun": "true"}, json=body)
+    assert response.status_code == 200, response.text
+
+
+def test_a_claim_past_kubernetes_largest_quantity_is_refused(module_api: Api) -> None:
+    claims = "/api/v1/org-unit/projects/1/claims"
+    before = counts(module_api)
+    message = refusal(module_api.post(claims, json={"name": "vast", "size": ENORMOUS}))
+    assert message == f"size: {QUANTITY_RULE}"
+    assert counts(module_api) == before
 
 
 # --- filterBy --------------------------------------------------------------------------------
@@ -376,6 +528,46 @@ def test_a_megabyte_of_args_is_refused_while_the_server_answers_others(
     record_property("refused in seconds", round(refused_in, 3))
     record_property("concurrent GET answered in seconds", round(answered_in, 3))
     assert live_api.get("/api/v1/workloads/count").json()["count"] == 0
+
+
+# --- what uvicorn answers before the app: URLs too long, requests that are not HTTP -----------
+
+
+def target_of(length: int) -> bytes:
+    """A request target of exactly `length` bytes: the workload list, searched."""
+    prefix = b"/api/v1/workloads?search="
+    return prefix + b"x" * (length - len(prefix))
+
+
+def test_a_url_too_long_is_refused_in_runais_error_body(live_server: LiveServer) -> None:
+    """uvicorn answers a request it cannot parse before lockstep sees it, in plain text;
+    lockstep's protocol answers it in Run:ai's error body, naming the limit. A URL at the limit
+    reaches the app (401 here: no token); the server answers others meanwhile."""
+    token = live_server.api().token
+    auth = f"Authorization: Bearer {token}\r\n".encode()
+    for length in (65_536, 1_000_000):
+        request = b"GET " + target_of(length) + b" HTTP/1.1\r\nHost: lockstep\r\n" + auth + b"\r\n"
+        status, headers, body = raw_exchange(live_server, request)
+        assert status == 400, body[:200]
+        assert headers["content-type"] == "application/json"
+        assert headers["connection"] == "close"
+        assert json.loads(body) == {
+            "code": 400,
+            "message": "url: must be at most 65535 bytes (this server's limit)",
+        }
+    at_limit = b"GET " + target_of(65_535) + b" HTTP/1.1\r\nHost: lockstep\r\n" + auth + b"\r\n"
+    status, _, body = raw_exchange(live_server, at_limit)
+    assert status == 200, body[:200]
+    assert json.loads(body)["workloads"] == []
+    assert live_server.api().get("/api/v1/clusters").status_code == 200
+
+
+def test_a_request_that_is_not_http_is_refused_in_runais_error_body(
+    live_server: LiveServer,
+) -> None:
+    status, headers, body = raw_exchange(live_server, b"HELLO THERE\r\n\r\n")
+    assert (status, headers["content-type"]) == (400, "application/json")
+    assert json.loads(body) == {"code": 400, "message": "request: is not a valid HTTP/1.1 request"}
 
 
 # --- a site's own limits ---------------------------------------------------------------------

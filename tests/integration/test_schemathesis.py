@@ -17,8 +17,8 @@ deletes last, so that its DELETE requests leave the objects to the rest.
 Where the document is silent lockstep follows its own documented rule, and the run checks
 it against that rule (`SILENCES`): every operation answers input it refuses with Run:ai's
 400 error body, though the document lists no 400 for some of them; the token endpoint answers
-refused credentials with 401; deleting a project, department or node pool that something still
-depends on answers 409.
+refused credentials with 401, and a client past its rate with 429; deleting a project,
+department or node pool that something still depends on answers 409.
 """
 
 from __future__ import annotations
@@ -54,8 +54,13 @@ SILENCES = {
     "400": "#/components/responses/400BadRequest",
 }
 """What lockstep answers where the document lists nothing: bad input gets 400 everywhere."""
-TOKEN_SILENCES = {"401": "#/components/responses/401Unauthorized"}
-"""Refused credentials at the token endpoint get 401 (README: The API)."""
+TOKEN_SILENCES = {
+    "401": "#/components/responses/401Unauthorized",
+    "429": "#/components/responses/503ServiceUnavailable",
+}
+"""Refused credentials at the token endpoint get 401 (README: The API); a client past its rate
+of checks of a secret gets 429 (README: The token endpoint), in the error body the document
+gives a 503, which likewise says to try again later."""
 CONFLICT_SILENCES = {"409": "#/components/responses/409Conflict"}
 DELETIONS_REFUSED = frozenset(
     {

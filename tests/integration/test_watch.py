@@ -5,10 +5,7 @@ writes it, within the list's filter and the caller's projects; a bounded number 
 from __future__ import annotations
 
 import json
-import os
 import queue
-import subprocess
-import sys
 import threading
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -19,6 +16,7 @@ import httpx
 import pytest
 
 from tests.conftest import running
+from tests.support.access import live_application
 from tests.support.api import Api, poll
 from tests.support.requests import sleeping
 from tests.support.server import LiveServer
@@ -203,22 +201,6 @@ def test_a_stream_shows_only_what_its_filter_matches(
     assert all(e.data.get("id") != other for e in stream.seen), stream.seen
 
 
-_LOCKSTEP = (sys.executable, "-m", "lockstep")
-
-
-def _application(server: LiveServer, name: str, role: str, scope: str) -> tuple[str, str]:
-    result = subprocess.run(
-        [*_LOCKSTEP, "admin", "create-application", name, "--role", role, "--scope", scope],
-        env={**server.environment(), "PATH": os.environ.get("PATH", "")},
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=server.cwd,
-    )
-    created = json.loads(result.stdout)
-    return str(created["clientId"]), str(created["clientSecret"])
-
-
 def test_a_caller_sees_nothing_of_a_project_it_cannot_read(
     live_server_on_each_store: LiveServer, streams: list[Stream]
 ) -> None:
@@ -230,8 +212,7 @@ def test_a_caller_sees_nothing_of_a_project_it_cannot_read(
     )
     assert response.status_code == 201, response.text
     hidden_project = str(response.json()["id"])
-    client_id, secret = _application(server, "viewer-of-1", "Viewer", "project:1")
-    viewer = Api.login(httpx.Client(base_url=server.url, timeout=30.0), client_id, secret)
+    viewer = live_application(server, "viewer-of-1", "Viewer", "project:1")
     stream = a_stream(server, viewer, streams)
     stream.next_matching(lambda e: e.name == "listed", "the (empty) list")
 
@@ -290,3 +271,50 @@ def test_streams_are_bounded_and_leave_nothing_behind(
         what=lambda: f"the server's threads back to {threads_before}, not {_threads(server)}",
     )
     assert api.get("/api/v1/workloads").status_code == 200
+
+
+@pytest.fixture
+def shares_of_two(tmp_path: Path, sqlite_url: str) -> Iterator[LiveServer]:
+    """Two streams a caller, five in all."""
+    settings = {"MAX_WATCH_STREAMS_PER_CALLER": "2", "MAX_WATCH_STREAMS": "5"}
+    with running(LiveServer(tmp_path / "data", sqlite_url, settings=settings)) as server:
+        yield server
+
+
+def test_a_caller_past_its_share_is_refused_while_another_is_served(
+    shares_of_two: LiveServer, streams: list[Stream]
+) -> None:
+    server = shares_of_two
+    api = server.api()
+    other = live_application(server, "viewer-of-1", "Viewer", "project:1")
+    first = a_stream(server, api, streams)
+    a_stream(server, api, streams)
+    refused = open_stream(server, api, streams)
+    assert isinstance(refused, httpx.Response)
+    assert refused.status_code == 429, refused.text
+    assert int(refused.headers["retry-after"]) >= 1
+    body = refused.json()
+    assert body["code"] == 429
+    assert "2 change streams of this caller are open" in body["message"]
+    assert "LOCKSTEP_MAX_WATCH_STREAMS_PER_CALLER" in body["message"]
+
+    # The other caller is served, within its own share, and sees what happens.
+    seen_by_other = a_stream(server, other, streams)
+    seen_by_other.next_matching(lambda e: e.name == "listed", "the other caller's list")
+    created = submit(api, "shared")
+    seen_by_other.next_matching(workload_event(created), "the new workload")
+    a_stream(server, other, streams)
+    refused = open_stream(server, other, streams)
+    assert isinstance(refused, httpx.Response)
+    assert refused.status_code == 429
+
+    # A stream that ends gives its caller's place back.
+    first.close()
+    streams.remove(first)
+
+    def another() -> Stream | None:
+        opened = open_stream(server, api, streams)
+        return opened if isinstance(opened, Stream) else None
+
+    poll(another, timeout=WAIT, what="a stream of the first caller once one was closed")
+    other.client.close()

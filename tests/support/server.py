@@ -12,6 +12,7 @@ from pathlib import Path
 
 import httpx
 
+from lockstep.runtimes.local import network
 from lockstep.runtimes.local.processes import kill_marked, signal_group
 from lockstep.runtimes.local.state import PodFiles
 from tests.support.api import ADMIN_ID, ADMIN_SECRET, Api, poll
@@ -121,7 +122,8 @@ class LiveServer:
 
 
 def kill_pods(runtime_root: Path) -> None:
-    """Kill every process of every pod under a local runtime's directory."""
+    """Kill every process of every pod under a local runtime's directory, and end every
+    workload's network there (its pasta)."""
     if not runtime_root.is_dir():
         return
     for state_file in runtime_root.glob("*/*/state.json"):
@@ -130,3 +132,5 @@ def kill_pods(runtime_root: Path) -> None:
             if state.pid is not None and not state.swept:
                 signal_group(state.pid, signal.SIGKILL)
             kill_marked(state.uid)
+    for workload_dir in runtime_root.iterdir():
+        network.release(workload_dir)

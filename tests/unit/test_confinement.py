@@ -19,6 +19,7 @@ from lockstep.runtimes.local.sandbox.limits import (
     Cgroups,
     CpuPinning,
     MemoryWatchdog,
+    cgroup1_mount,
     cgroup2_mount,
     sample_processes,
 )
@@ -37,6 +38,11 @@ def test_the_cgroup2_mount_is_found_among_v1_hierarchies() -> None:
     assert cgroup2_mount(MOUNTINFO.replace("cgroup2 cgroup2", "tmpfs tmpfs")) is None
 
 
+def test_a_v1_hierarchy_is_found_by_its_controller() -> None:
+    assert cgroup1_mount(MOUNTINFO, "memory") == Path("/sys/fs/cgroup/memory")
+    assert cgroup1_mount(MOUNTINFO, "pids") is None
+
+
 def test_this_machine_confines_without_cgroups() -> None:
     assert Cgroups.open(None) is None
 
@@ -47,10 +53,18 @@ def delegated(tmp_path: Path) -> Path:
     return tmp_path / "lockstep"
 
 
-def test_a_delegated_directory_gets_both_controllers_enabled(delegated: Path) -> None:
+def test_a_delegated_directory_gets_its_controllers_enabled(delegated: Path) -> None:
     cgroups = Cgroups.open(delegated)
-    assert cgroups is not None
-    assert (delegated / "cgroup.subtree_control").read_text() == "+memory +cpu"
+    assert cgroups is not None and cgroups.limits_pids
+    assert (delegated / "cgroup.subtree_control").read_text() == "+memory +cpu +pids"
+
+
+def test_a_directory_without_the_pids_controller_limits_no_pids(delegated: Path) -> None:
+    (delegated.parent / "cgroup.controllers").write_text("cpu memory\n")
+    cgroups = Cgroups.open(delegated)
+    assert cgroups is not None and not cgroups.limits_pids
+    group = Path(cgroups.create("uid-1", Limits(pids=64), 4242))
+    assert not (group / "pids.max").exists()
 
 
 def test_a_directory_without_the_memory_controller_is_not_used(tmp_path: Path) -> None:
@@ -61,8 +75,12 @@ def test_a_directory_without_the_memory_controller_is_not_used(tmp_path: Path) -
 def test_a_pod_group_holds_its_limits_and_its_wrapper(delegated: Path) -> None:
     cgroups = Cgroups.open(delegated)
     assert cgroups is not None
-    group = Path(cgroups.create("uid-1", Limits(memory_bytes=2**30, cpu_cores=1.5), 4242))
+    (delegated / "uid-1").mkdir()
+    (delegated / "uid-1" / "pids.max").write_text("max")  # the kernel makes it, with pids on
+    limits = Limits(memory_bytes=2**30, cpu_cores=1.5, pids=64)
+    group = Path(cgroups.create("uid-1", limits, 4242))
     assert group == delegated / "uid-1"
+    assert (group / "pids.max").read_text() == "64"
     assert (group / "memory.max").read_text() == str(2**30)
     assert (group / "memory.swap.max").read_text() == "0"
     assert (group / "cpu.max").read_text() == "150000 100000"

@@ -160,20 +160,26 @@ def test_paging_defaults_are_the_documented_ones() -> None:
     assert (DEFAULT_LIMIT, MAX_LIMIT) == (50, 500)
 
 
-def test_negative_offset() -> None:
-    with pytest.raises(InvalidRequest) as caught:
-        check_paging(-1, None)
-    assert rules(caught.value) == [("offset", "must be greater than or equal to 0")]
+def test_a_negative_offset_starts_at_the_first_item() -> None:
+    """The Run:ai document types `offset` as a 32-bit integer with no minimum."""
+    assert check_paging(-1, None) == (0, DEFAULT_LIMIT)
+    assert check_paging(-(2**31), 5) == (0, 5)
 
 
-def test_an_offset_fits_a_signed_64_bit_integer() -> None:
-    assert check_paging(2**63 - 1, None) == (2**63 - 1, DEFAULT_LIMIT)
-    for offset in (2**63, 10**40):
+def test_an_offset_fits_a_signed_32_bit_integer() -> None:
+    assert check_paging(2**31 - 1, None) == (2**31 - 1, DEFAULT_LIMIT)
+    range_rule = "a 32-bit integer, as the Run:ai document types it: from -2147483648 to 2147483647"
+    for offset in (2**31, 2**63, 10**40):
         with pytest.raises(InvalidRequest) as caught:
             check_paging(offset, None)
         assert rules(caught.value) == [
-            ("offset", "must be less than or equal to 9223372036854775807")
+            ("offset", f"must be less than or equal to 2147483647 ({range_rule})")
         ]
+    with pytest.raises(InvalidRequest) as caught:
+        check_paging(-(2**31) - 1, None)
+    assert rules(caught.value) == [
+        ("offset", f"must be greater than or equal to -2147483648 ({range_rule})")
+    ]
 
 
 @pytest.mark.parametrize("limit", [0, -5, MAX_LIMIT + 1, 2**64])

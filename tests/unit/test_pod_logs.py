@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import tracemalloc
 from collections.abc import AsyncIterator, Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -13,7 +14,7 @@ import pytest
 
 from lockstep.runtimes.base import LogQuery
 from lockstep.runtimes.local.log_collector import LogCollector, make_pipe, parse, stamp
-from lockstep.runtimes.local.log_reader import LocalLogReader
+from lockstep.runtimes.local.log_reader import CHUNK_BYTES, LONGEST_LINE, LocalLogReader
 from lockstep.runtimes.local.state import PodFiles, PodState
 from tests.support.api import poll
 
@@ -161,12 +162,15 @@ def finished(files: PodFiles, *, swept: bool) -> None:
     )
 
 
-async def collect(lines: AsyncIterator[str]) -> list[str]:
-    return [line async for line in lines]
+async def collect(pieces: AsyncIterator[str]) -> list[str]:
+    """The lines of the pieces a reader hands out, each piece whole lines."""
+    text = "".join([piece async for piece in pieces])
+    assert not text or text.endswith("\n")
+    return text.splitlines(keepends=True)
 
 
-def read(files: PodFiles, query: LogQuery) -> list[str]:
-    reader = LocalLogReader(files.directory.parent.parent)
+def read(files: PodFiles, query: LogQuery, *, chunk_bytes: int = CHUNK_BYTES) -> list[str]:
+    reader = LocalLogReader(files.directory.parent.parent, chunk_bytes=chunk_bytes)
     workload, pod = files.directory.parent.name, files.directory.name
     return asyncio.run(collect(reader.stream(workload, pod, query)))
 
@@ -232,3 +236,126 @@ def test_follow_streams_new_lines_across_a_rotation_until_the_pod_ended(
         "in the new file\n",
         "last\n",
     ]
+
+
+def reference(texts: list[str], rotated: list[str], query: LogQuery) -> list[str]:
+    """What a query chooses, as the whole log read at once would give it."""
+    moments = [START + timedelta(seconds=n) for n in range(len(rotated) + len(texts))]
+    lines = list(zip(moments, rotated + texts, strict=True))
+    if query.since is not None:
+        lines = [(at, text) for at, text in lines if at >= query.since]
+    if query.tail_lines is not None:
+        lines = lines[max(0, len(lines) - query.tail_lines) :]
+    return [text + "\n" for _, text in lines]
+
+
+@pytest.mark.parametrize("chunk_bytes", [7, 29, 64, 4096])
+def test_tail_and_since_read_backwards_in_chunks_choose_what_a_whole_read_would(
+    files: PodFiles, chunk_bytes: int
+) -> None:
+    """Lines shorter and longer than a chunk, empty ones among them, across both files."""
+    rotated = [f"old {n} " + "x" * (n * 7 % 50) for n in range(12)] + [""]
+    texts = ["", *(f"new {n} " + "y" * (n * 11 % 90) for n in range(15))]
+    store(files, texts, rotated=tuple(rotated))
+    total = len(rotated) + len(texts)
+    for tail in (None, 0, 1, 2, 5, len(texts) - 1, len(texts), len(texts) + 3, total, total + 9):
+        for since in (None, 0, 3, len(rotated), len(rotated) + 4, total, total + 5):
+            query = LogQuery(
+                tail_lines=tail,
+                since=None if since is None else START + timedelta(seconds=since),
+            )
+            assert read(files, query, chunk_bytes=chunk_bytes) == reference(
+                texts, rotated, query
+            ), query
+
+
+def test_a_last_line_without_a_newline_is_returned_and_followed_whole(
+    files: PodFiles,
+) -> None:
+    files.log.write_text(f"{stamp(START)} whole\n{stamp(START)} half")
+    assert read(files, LogQuery()) == ["whole\n", "half\n"]
+    assert read(files, LogQuery(tail_lines=1)) == ["half\n"]
+    finished(files, swept=False)
+    reader = LocalLogReader(files.directory.parent.parent, poll_seconds=0.01)
+
+    async def scenario() -> list[str]:
+        stream = reader.stream(
+            files.directory.parent.name, files.directory.name, LogQuery(follow=True)
+        )
+        seen = [await anext(stream)]
+        with files.log.open("a") as log:
+            log.write(" and the rest\n")
+        seen.append(await anext(stream))
+        finished(files, swept=True)
+        return seen + [piece async for piece in stream]
+
+    assert asyncio.run(scenario()) == ["whole\n", "half and the rest\n"]
+
+
+def test_a_line_longer_than_the_longest_is_handed_out_in_pieces(files: PodFiles) -> None:
+    long = "z" * (LONGEST_LINE * 2 + 5)
+    files.log.write_text(f"{long}\nafter\n")
+    assert read(files, LogQuery()) == [
+        "z" * LONGEST_LINE + "\n",
+        "z" * LONGEST_LINE + "\n",
+        "zzzzz\n",
+        "after\n",
+    ]
+
+
+def test_a_log_that_is_a_link_or_not_a_file_is_not_read(files: PodFiles, tmp_path: Path) -> None:
+    secret = tmp_path / "secret"
+    secret.write_text("the host's secret\n")
+    files.log.symlink_to(secret)
+    files.rotated_log.symlink_to(secret)
+    assert read(files, LogQuery()) == []
+    files.log.unlink()
+    os.mkfifo(files.log)
+    assert read(files, LogQuery(tail_lines=3)) == []
+
+
+def big_log(files: PodFiles, *, lines: int) -> None:
+    """`lines` short lines in each of the two files (about 64 bytes a line)."""
+    line = f"{stamp(START)} " + "p" * 35 + "\n"
+    files.rotated_log.write_text(line * lines)
+    files.log.write_text(line * lines)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [LogQuery(), LogQuery(follow=True), LogQuery(tail_lines=10**9), LogQuery(timestamps=True)],
+    ids=["whole", "follow", "tail", "timestamps"],
+)
+def test_a_reader_holds_a_piece_however_long_the_log(files: PodFiles, query: LogQuery) -> None:
+    """8 MiB of log: taking the first piece, and then every piece one at a time, never holds
+    more than a few pieces' worth (the reader of old read both files whole at once)."""
+    big_log(files, lines=64 * 1024)
+    finished(files, swept=True)
+    reader = LocalLogReader(files.directory.parent.parent)
+
+    async def scenario() -> tuple[int, int, int]:
+        stream = reader.stream(files.directory.parent.name, files.directory.name, query)
+        tracemalloc.start()
+        try:
+            first = await anext(stream)
+            first_peak = tracemalloc.get_traced_memory()[1]
+            tracemalloc.reset_peak()
+            read = len(first)
+            async for piece in stream:
+                read += len(piece)
+            return first_peak, tracemalloc.get_traced_memory()[1], read
+        finally:
+            tracemalloc.stop()
+
+    first_peak, peak, read = asyncio.run(scenario())
+    assert read >= 2 * 64 * 1024 * 36  # every line was handed out
+    assert first_peak < 8 * CHUNK_BYTES, first_peak
+    assert peak < 8 * CHUNK_BYTES, peak
+
+
+def test_each_line_reads_as_parse_renders_it(files: PodFiles) -> None:
+    stored = [f"{stamp(START)} stamped", "no moment at all", f"{stamp(START)}without a space", ""]
+    files.log.write_text("".join(f"{line}\n" for line in stored))
+    for timestamps in (False, True):
+        expected = [parse(line).render(timestamps=timestamps) + "\n" for line in stored]
+        assert read(files, LogQuery(timestamps=timestamps)) == expected

@@ -95,6 +95,25 @@ def test_the_prometheus_is_an_http_url_set_by_its_variable_or_a_flag_of_serve(
         assert f"lockstep: {message}" in refused.output
 
 
+def test_the_token_guard_is_set_by_its_variables_or_flags_of_serve(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    defaults = Settings()
+    assert (defaults.token_requests_per_minute, defaults.token_checks_at_once) == (60, 4)
+    monkeypatch.setenv("LOCKSTEP_TOKEN_REQUESTS_PER_MINUTE", "600")
+    monkeypatch.setenv("LOCKSTEP_TOKEN_CHECKS_AT_ONCE", "8")
+    from_environment = Settings()
+    assert from_environment.token_requests_per_minute == 600
+    assert from_environment.token_checks_at_once == 8
+    for flag, message in (
+        ("--token-requests-per-minute", "LOCKSTEP_TOKEN_REQUESTS_PER_MINUTE: Input should be"),
+        ("--token-checks-at-once", "LOCKSTEP_TOKEN_CHECKS_AT_ONCE: Input should be"),
+    ):
+        refused = CliRunner().invoke(app, ["serve", flag, "0"])
+        assert refused.exit_code == 2, refused.output
+        assert f"lockstep: {message}" in refused.output
+
+
 def test_several_api_processes_need_postgresql_and_the_local_runtime() -> None:
     postgresql = "postgresql://lockstep@db/lockstep"
     assert Settings(database_url=postgresql, api_processes=4).api_processes == 4

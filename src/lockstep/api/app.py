@@ -37,6 +37,7 @@ from lockstep.api.routes import (
 )
 from lockstep.api.routes import organization as organization_routes
 from lockstep.api.routes.prometheus import Exposition
+from lockstep.api.token_guard import TokenGuard
 from lockstep.assembly import bootstrap, open_core
 from lockstep.config import RuntimeKind, SandboxMode, Settings
 from lockstep.domain.clock import Clock, utc_now
@@ -71,6 +72,7 @@ from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
 from lockstep.services.organization import OrganizationService
 from lockstep.services.prometheus_metrics import PrometheusMetrics, store_selector
 from lockstep.services.scheduling import SchedulingService
+from lockstep.services.stream_slots import Limit, StreamSlots
 from lockstep.services.telemetry import TelemetryService
 from lockstep.services.workload_list import WorkloadList
 from lockstep.services.workload_watch import WorkloadWatch
@@ -164,6 +166,7 @@ def create_app(
                 else (lambda _: [])
             ),
             allowed_host_paths=settings.host_path_allowances,
+            max_workloads_per_project=settings.max_workloads_per_project or None,
         ),
         workload_list=WorkloadList(
             core.database,
@@ -205,6 +208,10 @@ def create_app(
         clock=clock,
         version=__version__,
         bounds=settings.request_bounds,
+        token_guard=TokenGuard(
+            per_minute=settings.token_requests_per_minute,
+            at_once=settings.token_checks_at_once,
+        ),
     )
     app.state.workload_watch = WorkloadWatch(
         core.database,
@@ -220,6 +227,14 @@ def create_app(
         ),
         clock=clock,
         max_streams=settings.max_watch_streams,
+        max_streams_per_caller=settings.max_watch_streams_per_caller,
+    )
+    app.state.log_streams = StreamSlots(
+        "log streams",
+        per_caller=Limit(
+            settings.max_log_streams_per_caller, "LOCKSTEP_MAX_LOG_STREAMS_PER_CALLER"
+        ),
+        overall=Limit(settings.max_log_streams, "LOCKSTEP_MAX_LOG_STREAMS"),
     )
     app.state.bootstrap = created
     app.state.settings = settings

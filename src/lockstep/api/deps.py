@@ -15,6 +15,7 @@ from fastapi import Depends, Path, Request
 from lockstep.api.calls import Calls
 from lockstep.api.responses import LARGE_BODY_BYTES
 from lockstep.api.storable_json import NUL_RULE, check_storable
+from lockstep.api.token_guard import TokenGuard
 from lockstep.auth.tokens import Principal, TokenAuthority
 from lockstep.config import RuntimeKind
 from lockstep.domain.clock import Clock
@@ -64,6 +65,8 @@ class Services:
     version: str
     bounds: RequestBounds
     """What a request may hold (LOCKSTEP_MAX_*)."""
+    token_guard: TokenGuard
+    """The rates and turns of checks of a secret (LOCKSTEP_TOKEN_*)."""
 
 
 async def _services(request: Request) -> Services:
@@ -80,6 +83,12 @@ async def _caller(request: Request) -> Principal:
         raise Unauthenticated("the Authorization header must be 'Bearer <token>'")
     services: Services = request.app.state.services
     return services.tokens.verify(token.strip())
+
+
+def client_address(request: Request) -> str:
+    """The address the request came from, as uvicorn reports it (behind a proxy it trusts,
+    `FORWARDED_ALLOW_IPS`, the one the proxy names)."""
+    return request.client.host if request.client is not None else "unknown"
 
 
 async def _body(request: Request) -> bytes:

@@ -22,6 +22,7 @@ from lockstep.domain.errors import (
     MetricsUnavailable,
     NotFound,
     StoreUnavailable,
+    TooManyRequests,
     Unauthenticated,
     Violation,
 )
@@ -34,6 +35,7 @@ STATUS: dict[type[LockstepError], int] = {
     Forbidden: 403,
     NotFound: 404,
     Conflict: 409,
+    TooManyRequests: 429,
     StoreUnavailable: 503,
     MetricsUnavailable: 503,
 }
@@ -113,7 +115,10 @@ def install(app: FastAPI) -> None:
         details = None
         if isinstance(error, InvalidRequest) and len(error.violations) > 1:
             details = "\n".join(str(v) for v in error.violations)
-        return error_response(status, error.message, details=details)
+        headers = None
+        if isinstance(error, TooManyRequests):
+            headers = {"Retry-After": str(error.retry_after_seconds)}
+        return error_response(status, error.message, details=details, headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _request(_: Request, error: RequestValidationError) -> Response:

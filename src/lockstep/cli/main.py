@@ -124,9 +124,52 @@ def serve(
     max_workers: Annotated[
         int | None, typer.Option(help="Most workers of a workload [LOCKSTEP_MAX_WORKERS].")
     ] = None,
+    max_workloads_per_project: Annotated[
+        int | None,
+        typer.Option(
+            help="Most unfinished workloads of a project; 0: no limit "
+            "[LOCKSTEP_MAX_WORKLOADS_PER_PROJECT]."
+        ),
+    ] = None,
+    max_pods_per_project: Annotated[
+        int | None,
+        typer.Option(
+            help="Most pods of a project placed at once; 0: no limit "
+            "[LOCKSTEP_MAX_PODS_PER_PROJECT]."
+        ),
+    ] = None,
     max_command_length: Annotated[
         int | None,
         typer.Option(help="Longest command, and args, of a pod [LOCKSTEP_MAX_COMMAND_LENGTH]."),
+    ] = None,
+    max_log_streams: Annotated[
+        int | None,
+        typer.Option(help="Most pod logs answered at once [LOCKSTEP_MAX_LOG_STREAMS]."),
+    ] = None,
+    max_log_streams_per_caller: Annotated[
+        int | None,
+        typer.Option(
+            help="Most pod logs answered at once to one caller "
+            "[LOCKSTEP_MAX_LOG_STREAMS_PER_CALLER]."
+        ),
+    ] = None,
+    max_watch_streams_per_caller: Annotated[
+        int | None,
+        typer.Option(
+            help="Most change streams one caller holds open "
+            "[LOCKSTEP_MAX_WATCH_STREAMS_PER_CALLER]."
+        ),
+    ] = None,
+    token_requests_per_minute: Annotated[
+        int | None,
+        typer.Option(
+            help="Secret checks a client address may ask, and refused ones an application id "
+            "may have, a minute [LOCKSTEP_TOKEN_REQUESTS_PER_MINUTE]."
+        ),
+    ] = None,
+    token_checks_at_once: Annotated[
+        int | None,
+        typer.Option(help="Most secret checks hashing at once [LOCKSTEP_TOKEN_CHECKS_AT_ONCE]."),
     ] = None,
     metrics_interval_seconds: Annotated[
         float | None,
@@ -167,7 +210,14 @@ def serve(
             api_processes=api_processes,
             max_request_bytes=max_request_bytes,
             max_workers=max_workers,
+            max_workloads_per_project=max_workloads_per_project,
+            max_pods_per_project=max_pods_per_project,
             max_command_length=max_command_length,
+            max_log_streams=max_log_streams,
+            max_log_streams_per_caller=max_log_streams_per_caller,
+            max_watch_streams_per_caller=max_watch_streams_per_caller,
+            token_requests_per_minute=token_requests_per_minute,
+            token_checks_at_once=token_checks_at_once,
             metrics_interval_seconds=metrics_interval_seconds,
             prometheus_url=prometheus_url,
             prometheus_timeout_seconds=prometheus_timeout_seconds,

@@ -16,6 +16,7 @@ from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 
 from lockstep.api.app import create_app
+from lockstep.api.http_protocol import RunaiHttpProtocol
 from lockstep.assembly import bootstrap, open_core
 from lockstep.config import Settings
 from lockstep.logs import configure_logging
@@ -72,6 +73,7 @@ def run_server(settings: Settings, *, access_log: bool) -> None:
         app,
         host=settings.host,
         port=settings.port,
+        http=RunaiHttpProtocol,
         log_config=None,
         access_log=access_log,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
@@ -107,6 +109,7 @@ def _serve_in_processes(settings: Settings, *, access_log: bool) -> None:
         workers=settings.api_processes,
         host=settings.host,
         port=settings.port,
+        http=RunaiHttpProtocol,
         log_config=None,
         access_log=access_log,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,

@@ -60,6 +60,17 @@ class Conflict(LockstepError):
     """The request conflicts with the current state, e.g. a name already in use."""
 
 
+class TooManyRequests(LockstepError):
+    """The caller asked more often than the server allows; the same request may succeed after
+    `retry_after_seconds`."""
+
+    transient = True
+
+    def __init__(self, message: str, *, retry_after_seconds: int) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+
 class StoreUnavailable(LockstepError):
     """The database cannot be reached right now; retrying later may succeed."""
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from lockstep.domain.clock import iso, parse_moment
 from lockstep.domain.errors import InvalidRequest, Violation
-from lockstep.schemas.bounds import INT64_MAX, MAX_FILTER_CLAUSES
+from lockstep.schemas.bounds import INT32_MAX, INT32_MIN, MAX_FILTER_CLAUSES
 
 DEFAULT_LIMIT = 50
 MAX_LIMIT = 500
@@ -112,15 +112,24 @@ def _split(raw: str) -> list[str]:
     return [part for part in (",".join(pieces) for pieces in parts) if part]
 
 
+OFFSET_RANGE = f"a 32-bit integer, as the Run:ai document types it: from {INT32_MIN} to {INT32_MAX}"
+
+
 def check_paging(offset: int | None, limit: int | None) -> tuple[int, int]:
-    """Validated offset and limit with their defaults."""
-    if offset is not None and offset < 0:
-        raise InvalidRequest.of("offset", "must be greater than or equal to 0")
-    if offset is not None and offset > INT64_MAX:
-        raise InvalidRequest.of("offset", f"must be less than or equal to {INT64_MAX}")
+    """Validated offset and limit with their defaults. The Run:ai document types `offset` as a
+    32-bit integer and sets no minimum: one outside 32 bits is refused, and a negative one
+    starts the page at the first item, as 0 does."""
+    if offset is not None and offset > INT32_MAX:
+        raise InvalidRequest.of(
+            "offset", f"must be less than or equal to {INT32_MAX} ({OFFSET_RANGE})"
+        )
+    if offset is not None and offset < INT32_MIN:
+        raise InvalidRequest.of(
+            "offset", f"must be greater than or equal to {INT32_MIN} ({OFFSET_RANGE})"
+        )
     if limit is not None and not 1 <= limit <= MAX_LIMIT:
         raise InvalidRequest.of("limit", f"must be between 1 and {MAX_LIMIT}")
-    return offset or 0, limit or DEFAULT_LIMIT
+    return max(offset or 0, 0), limit or DEFAULT_LIMIT
 
 
 def matches(item: Filter, value: object) -> bool:

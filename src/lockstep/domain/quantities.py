@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from decimal import Decimal, InvalidOperation
 
@@ -29,6 +30,15 @@ _QUANTITY = re.compile(
 )
 _MAX_EXPONENT = 64
 """Far beyond any real quantity; keeps arithmetic on absurd inputs cheap and exact."""
+MAX_QUANTITY = Decimal(2**63 - 1)
+"""Kubernetes' largest quantity, in its base unit (bytes, for memory and storage): no quantity
+may represent a number greater than 2^63-1 (8Ei less one byte). Far above what any machine
+has, so a request over it can never be placed."""
+QUANTITY_BOUND = (
+    f"must be at most {2**63 - 1} (2^63-1) in its base unit, bytes for memory and storage: "
+    "Kubernetes' largest quantity"
+)
+"""The rule a quantity over `MAX_QUANTITY` breaks."""
 
 
 def parse_quantity(text: str) -> Decimal:
@@ -58,3 +68,23 @@ def binary_quantity(count: int) -> str:
         if count and count % unit == 0:
             return f"{count // unit}{suffix}"
     return str(count)
+
+
+def share_or_quantity(text: str, *, whole: Decimal) -> int | None:
+    """`text` in base units: a quantity (`4Gi`), or a percentage of `whole` (`50%`); `0` or
+    `none` for none. `ValueError` for anything else."""
+    spoken = text.strip().lower()
+    if spoken in {"0", "none"}:
+        return None
+    if spoken.endswith("%"):
+        try:
+            share = Decimal(spoken.removesuffix("%"))
+        except InvalidOperation as error:
+            raise ValueError(f"{text!r} is not a percentage") from error
+        if not 0 < share <= 100:
+            raise ValueError(f"{text!r} is not a percentage above 0 and at most 100")
+        return math.ceil(whole * share / 100)
+    found = parse_quantity(text.strip())
+    if not 0 < found <= MAX_QUANTITY:
+        raise ValueError(f"{text!r} is not a quantity above 0 and at most 2^63-1")
+    return math.ceil(found)

@@ -15,7 +15,7 @@ from decimal import Decimal
 from lockstep.domain.command_line import split_command_line
 from lockstep.domain.errors import Violation
 from lockstep.domain.plan import elastic_bounds, longest_pod_name_suffix
-from lockstep.domain.quantities import parse_quantity
+from lockstep.domain.quantities import MAX_QUANTITY, QUANTITY_BOUND, parse_quantity
 from lockstep.schemas.base import WireModel, is_dns_label
 from lockstep.schemas.bounds import INT32_MAX
 from lockstep.schemas.compute import Compute, GpuRequestType
@@ -366,10 +366,17 @@ def _check_compute(path: str, compute: Compute) -> Iterator[Violation]:
     ):
         if text is None:
             continue
-        try:
-            parsed[field] = parse_quantity(text)
-        except ValueError:
-            yield Violation(f"{path}.{field}", "must be a quantity such as 512Mi, 20M or 2G")
+        value, broken = _quantity(text, "must be a quantity such as 512Mi, 20M or 2G")
+        if broken is not None:
+            yield Violation(f"{path}.{field}", broken)
+        elif value is not None:
+            parsed[field] = value
+    for field, cores in (
+        ("cpuCoreRequest", compute.cpu_core_request),
+        ("cpuCoreLimit", compute.cpu_core_limit),
+    ):
+        if cores is not None and cores > MAX_CPU_CORES:
+            yield Violation(f"{path}.{field}", CPU_CORES_BOUND)
     for limit, request in (
         ("gpuMemoryLimit", "gpuMemoryRequest"),
         ("cpuMemoryLimit", "cpuMemoryRequest"),
@@ -377,9 +384,33 @@ def _check_compute(path: str, compute: Compute) -> Iterator[Violation]:
         if limit in parsed and request in parsed and parsed[limit] < parsed[request]:
             yield Violation(f"{path}.{limit}", f"must be greater than or equal to {request}")
     for i, resource in enumerate(compute.extended_resources or ()):
-        for key, value in (("resource", resource.resource), ("quantity", resource.quantity)):
-            if value is None:
+        for key, given in (("resource", resource.resource), ("quantity", resource.quantity)):
+            if given is None:
                 yield Violation(f"{path}.extendedResources[{i}].{key}", "required")
+        if resource.quantity is not None:
+            _, broken = _quantity(resource.quantity, "must be a quantity such as 1, 500m or 2k")
+            if broken is not None:
+                yield Violation(f"{path}.extendedResources[{i}].quantity", broken)
+
+
+MAX_CPU_CORES = int(MAX_QUANTITY) // 1000
+"""The most cores a request may ask: Kubernetes holds CPU as millicores in a quantity."""
+CPU_CORES_BOUND = (
+    f"must be at most {MAX_CPU_CORES} cores: Kubernetes holds CPU as millicores, "
+    f"at most {int(MAX_QUANTITY)} (2^63-1)"
+)
+
+
+def _quantity(text: str, rule: str) -> tuple[Decimal | None, str | None]:
+    """The value of a quantity a request asks for, or the rule it breaks: `rule` when it is
+    not a quantity, `QUANTITY_BOUND` when it is over Kubernetes' largest."""
+    try:
+        value = parse_quantity(text)
+    except ValueError:
+        return None, rule
+    if value > MAX_QUANTITY:
+        return None, QUANTITY_BOUND
+    return value, None
 
 
 _STORAGE_REQUIRED: dict[str, tuple[str, ...]] = {
@@ -412,12 +443,14 @@ def _check_storage(path: str, storage: Storage) -> Iterator[Violation]:
                 "ending with a letter or digit",
             )
         if not pvc.existing_pvc and pvc.claim_info is not None and pvc.claim_info.size is not None:
-            try:
-                parse_quantity(pvc.claim_info.size)
-            except ValueError:
-                yield Violation(
-                    f"{path}.pvc[{i}].claimInfo.size", "must be a quantity such as 10Gi"
-                )
+            _, broken = _quantity(pvc.claim_info.size, "must be a quantity such as 10Gi")
+            if broken is not None:
+                yield Violation(f"{path}.pvc[{i}].claimInfo.size", broken)
+    for i, empty in enumerate(storage.empty_dir_volume or ()):
+        if empty.size_limit is not None:
+            _, broken = _quantity(empty.size_limit, "must be a quantity such as 1Gi")
+            if broken is not None:
+                yield Violation(f"{path}.emptyDirVolume[{i}].sizeLimit", broken)
 
 
 def _is_label_key(key: str) -> bool:

@@ -39,6 +39,7 @@ from lockstep.reconciler.sampling import sampler
 from lockstep.runtimes.base import Runtime
 from lockstep.runtimes.local import machine
 from lockstep.runtimes.local.gpus import GpuReader
+from lockstep.runtimes.local.pod_bounds import bounds_of
 from lockstep.runtimes.local.runtime import LocalRuntime
 from lockstep.runtimes.local.sandbox.policy import SandboxPolicy, policy_of
 from lockstep.scheduler.fair_share import TimeAware
@@ -108,6 +109,7 @@ class ThreadController:
             settings.runtime_dir,
             on_change=self.queue.add,
             sandboxes=_sandboxes(settings),
+            bounds=bounds_of(settings),
             log_max_bytes=settings.pod_log_max_bytes,
             cgroup_dir=settings.cgroup_dir,
             image_environments=settings.image_environments,
@@ -126,6 +128,7 @@ class ThreadController:
                 if settings.time_aware_fair_share
                 else None,
                 usage_half_life_seconds=settings.fair_share_half_life_seconds,
+                max_pods_per_project=settings.max_pods_per_project or None,
             ),
             instruments=instruments,
         )

@@ -77,6 +77,8 @@ class ReconcilerSettings:
     time_aware: TimeAware | None = None
     """Time-aware fair share (off: None)."""
     usage_half_life_seconds: float = 3600.0
+    max_pods_per_project: int | None = None
+    """The most pods one project holds at once (None: no limit); more wait Pending."""
 
 
 class Reconciler:
@@ -631,6 +633,7 @@ class Reconciler:
             fit_idle=self._fit_idle,
             time_aware=time_aware,
             recent_usage=self._recent_usage.averages if time_aware is not None else None,
+            max_pods_per_project=self._settings.max_pods_per_project,
         )
         decisions.parked.update(parked)
         return decisions, unmet, plans

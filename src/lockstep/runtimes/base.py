@@ -72,7 +72,9 @@ class PodLogs(Protocol):
     """Reads what pods printed; used by the API, apart from the runtime that runs them."""
 
     def stream(self, workload_id: str, pod_name: str, query: LogQuery) -> AsyncIterator[str]:
-        """The chosen lines, each ending in a newline (none when there is no such pod)."""
+        """The chosen lines, each ending in a newline (none when there is no such pod), in
+        pieces of whole lines; the next piece is read only when it is asked for, so that a
+        slow reader holds a piece, never the log."""
         ...
 
 

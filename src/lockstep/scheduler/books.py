@@ -1,6 +1,9 @@
 """The quota books of one scheduling cycle: per unit (project or department) and pool, its
 deserved share, limit, fair share, what it holds and what it asks — kept up to date as the
-cycle admits and preempts, so that each check costs O(resources)."""
+cycle admits and preempts, so that each check costs O(resources). Beside them, per project,
+the pods it holds against the pod limit every project has (`LOCKSTEP_MAX_PODS_PER_PROJECT`),
+in all pools together: pods are what a node's `max_pods` slots are made of, so a project
+within its limit cannot take every slot of the nodes while others wait."""
 
 from __future__ import annotations
 
@@ -52,13 +55,30 @@ class Books:
         allocated: Mapping[str, Mapping[str, Amounts]],
         requested: Mapping[str, Mapping[str, Amounts]],
         non_preemptible: Mapping[str, Mapping[str, Amounts]],
+        *,
+        pods: Mapping[str, int] | None = None,
+        pod_limit: int | None = None,
     ) -> None:
+        """`pods`: project → the pods it holds; `pod_limit`: the most any project holds at
+        once (None: no limit)."""
         self.hierarchy = hierarchy
         self._shares = shares
         self._allocated = allocated
         self._requested = requested
         self._non_preemptible = non_preemptible
         self._accounts: dict[tuple[OrgType, str, str], Account] = {}
+        self.pods: dict[str, int] = dict(pods or {})
+        self.pod_limit = pod_limit
+
+    def pods_left(self, project: str) -> int | None:
+        """How many more pods the project may hold (None: no limit)."""
+        if self.pod_limit is None:
+            return None
+        return max(self.pod_limit - self.pods.get(project, 0), 0)
+
+    def charge_pods(self, project: str, count: int) -> None:
+        """Count `count` more pods as held by the project (negative: fewer)."""
+        self.pods[project] = self.pods.get(project, 0) + count
 
     def project(self, project: str, pool: str) -> Account:
         return self._account(OrgType.PROJECT, project, pool)

@@ -12,7 +12,11 @@ its deserved share, waits without blocking either (it cannot run as things are).
 Quotas, per pool and resource, for each gang about to be admitted (where it was placed):
 - never past its project's or department's `limit` (`OverLimit`);
 - a non-preemptible gang only within deserved (`NonPreemptibleOverQuota`);
-- beyond its fair share only while no gang waits for room it is taking back (see below).
+- beyond its fair share only while no gang waits for room it is taking back (see below);
+- never past the pod limit every project has (`max_pods_per_project`, all pools together):
+  a gang whose pods would take its project past it waits (`OverLimit`, holding back its
+  project's queue but no room) until pods of the project end; one whose required pods alone
+  pass it waits without blocking. An elastic gang starts, and grows, only within it.
 
 A gang that does not fit what is free makes room (room.py): by reclaim when its project (and
 department) stays within its fair share with it, else by priority within its project. Then it
@@ -138,12 +142,23 @@ def schedule(
     fit_idle: Collection[str] = (),
     time_aware: TimeAware | None = None,
     recent_usage: RecentUsage | None = None,
+    max_pods_per_project: int | None = None,
 ) -> Decisions:
     """Decide on `heads` (in submission order, oldest first) given what `usage` says is taken
     by `holders` (oldest admitted first); admitted gangs are counted in `usage`. `fit_idle`:
     candidates already known to fit these nodes were they idle (see `can_never_fit`), not
-    judged again. `time_aware` (off by default) lowers over-quota shares by `recent_usage`."""
-    return _Cycle(usage, heads, holders, organization, fit_idle, time_aware, recent_usage).run()
+    judged again. `time_aware` (off by default) lowers over-quota shares by `recent_usage`.
+    `max_pods_per_project`: the most pods one project holds at once (None: no limit)."""
+    return _Cycle(
+        usage,
+        heads,
+        holders,
+        organization,
+        fit_idle,
+        time_aware,
+        recent_usage,
+        max_pods_per_project,
+    ).run()
 
 
 def can_never_fit(nodes: Sequence[Node], candidate: Candidate) -> str | None:
@@ -164,6 +179,7 @@ class _Cycle:
         fit_idle: Collection[str],
         time_aware: TimeAware | None,
         recent_usage: RecentUsage | None,
+        max_pods_per_project: int | None,
     ) -> None:
         self.usage = usage
         self.heads = heads
@@ -182,8 +198,10 @@ class _Cycle:
         }
         allocated: dict[str, dict[str, Amounts]] = {}
         non_preemptible: dict[str, dict[str, Amounts]] = {}
+        pods: dict[str, int] = {}
         for holder in holders:
             if not holder.leaving:
+                pods[holder.project_id] = pods.get(holder.project_id, 0) + len(holder.placement)
                 _add(allocated.setdefault(holder.project_id, {}), self.held[holder.workload_id])
                 if not holder.preemptible:
                     ledger = non_preemptible.setdefault(holder.project_id, {})
@@ -204,7 +222,15 @@ class _Cycle:
             time_aware=time_aware,
             recent_usage=recent_usage,
         )
-        self.books = Books(self.hierarchy, shares, allocated, requested, non_preemptible)
+        self.books = Books(
+            self.hierarchy,
+            shares,
+            allocated,
+            requested,
+            non_preemptible,
+            pods=pods,
+            pod_limit=max_pods_per_project,
+        )
         self.free = self._free()
         self.held_for: Candidate | None = None
         self.blocked: set[str] = set()
@@ -234,8 +260,9 @@ class _Cycle:
                 blocks = Blocks.NONE
             else:
                 blocks = self._decide(candidate)
-            if blocks is Blocks.ALL:
-                self.blocked.add(project)
+            if blocks in {Blocks.ALL, Blocks.QUEUE}:
+                if blocks is Blocks.ALL:
+                    self.blocked.add(project)
                 for behind in queue[cursor[project] :]:
                     self._behind(behind, candidate)
                 continue
@@ -281,9 +308,17 @@ class _Cycle:
             self.decisions.waiting[workload_id] = hopeless
             return Blocks.NONE
         # It could fit the cluster, so its required pods are at most what the nodes run at
-        # once; of an elastic gang's other pods no more than that could ever start either.
+        # once; of an elastic gang's other pods no more than that could ever start either,
+        # nor more than its project's pod limit leaves.
         required = candidate.required or candidate.shape.size
-        needs = list(candidate.shape.pods(limit=required + self.room))
+        most = required + self.room
+        pods_left = self.books.pods_left(candidate.project_id)
+        if pods_left is not None:
+            if required > pods_left:
+                self.decisions.waiting[workload_id] = self._over_pods(candidate, required, home)
+                return Blocks.QUEUE
+            most = min(most, pods_left)
+        needs = list(candidate.shape.pods(limit=most))
         placed = place(self.usage, needs, affinity=candidate.affinity)
         if isinstance(placed, GangShortfall) and required < len(needs):
             placed = _elastic(self.usage, candidate, needs[:required], needs[required:])
@@ -296,6 +331,7 @@ class _Cycle:
                 return _blocks(refusal)
             self.decisions.admitted[workload_id] = placed
             self._take(candidate.project_id, amounts, preemptible=candidate.preemptible)
+            self.books.charge_pods(candidate.project_id, len(placed))
             return Blocks.NONE
         refusal = self._refusal(candidate, {home: ask}, hold=False)
         self.decisions.waiting[workload_id] = refusal or self._make_room(
@@ -306,6 +342,12 @@ class _Cycle:
     def _hopeless(self, candidate: Candidate, ask: Amounts, home: str) -> Waiting | None:
         """Why the gang cannot run under its quotas whatever others do (it waits without
         blocking its project), or None."""
+        limit = self.books.pod_limit
+        required = candidate.required or candidate.shape.size
+        if limit is not None and required > limit:
+            name = self.hierarchy.name(candidate.project_id)
+            message = say.beyond_pod_limit(name, limit=limit, asked=required)
+            return Waiting(message, PhaseReason.OVER_LIMIT, home, OrgType.PROJECT)
         for account in self.books.both(candidate.project_id, home):
             r = first_over(zero(), ask, account.limit)
             if r is not None:
@@ -342,6 +384,19 @@ class _Cycle:
                 if hold and holder is not None and first_over(held, more, account.fair) is not None:
                     return Waiting(say.held_for(holder.name, pool), None, pool)
         return None
+
+    def _over_pods(self, candidate: Candidate, required: int, home: str) -> Waiting:
+        """The gang's required pods would take its project past the pod limit."""
+        project = candidate.project_id
+        limit = self.books.pod_limit
+        assert limit is not None
+        message = say.over_pod_limit(
+            self.hierarchy.name(project),
+            limit=limit,
+            held=self.books.pods.get(project, 0),
+            asked=required,
+        )
+        return Waiting(message, PhaseReason.OVER_LIMIT, home, OrgType.PROJECT)
 
     def _make_room(
         self,
@@ -395,6 +450,7 @@ class _Cycle:
                 -1.0,
                 preemptible=victim.preemptible,
             )
+            self.books.charge_pods(victim.project_id, -len(victim.placement))
         self.held_for = candidate
         what = "reclaimed" if reclaim else "preempted"
         names = ", ".join(victim.name for victim in victims)
@@ -445,10 +501,14 @@ class _Cycle:
         for holder in self.holders:
             if not holder.waiting or holder.leaving:
                 continue
-            added = grow(self.usage, holder.placement, holder.waiting, affinity=holder.affinity)
+            waiting = holder.waiting
+            pods_left = self.books.pods_left(holder.project_id)
+            if pods_left is not None:
+                waiting = waiting[:pods_left]
+            added = grow(self.usage, holder.placement, waiting, affinity=holder.affinity)
             if not added:
                 continue
-            amounts = placed_amounts(holder.waiting, added, self.pool_of)
+            amounts = placed_amounts(waiting, added, self.pool_of)
             as_candidate = Candidate(
                 holder.workload_id,
                 holder.name,
@@ -457,10 +517,11 @@ class _Cycle:
                 preemptible=holder.preemptible,
             )
             if self._refusal(as_candidate, amounts, hold=False) is not None:
-                self.usage.release(holder.waiting, added)
+                self.usage.release(waiting, added)
                 continue
             self.decisions.grown[holder.workload_id] = {**holder.placement, **added}
             self._take(holder.project_id, amounts, preemptible=holder.preemptible)
+            self.books.charge_pods(holder.project_id, len(added))
 
     def _take(self, project: str, amounts: dict[str, Amounts], *, preemptible: bool) -> None:
         self.books.charge(project, amounts, preemptible=preemptible)
@@ -511,6 +572,9 @@ class Blocks(Enum):
     ALL = "all"
     """It waits for room (or for its quota to allow it): those behind wait behind it, so
     that a large gang is not starved by small ones of its own project."""
+    QUEUE = "queue"
+    """It waits for pods of its own project to end (the pod limit): those behind wait behind
+    it, as with ALL, but it waits for no room, so elastic gangs of others may still grow."""
     NON_PREEMPTIBLE = "non-preemptible"
     """A non-preemptible gang waiting for its deserved share: what preemptible gangs hold
     does not count against that share, so they may pass it; non-preemptible ones may not."""

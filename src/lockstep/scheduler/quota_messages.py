@@ -59,6 +59,27 @@ def beyond_limit(account: Account, r: int, asked: float) -> str:
     )
 
 
+POD_LIMIT_SETTING = "LOCKSTEP_MAX_PODS_PER_PROJECT"
+"""The setting that sets every project's pod limit, named in messages so that it can be found."""
+
+
+def over_pod_limit(project: str, *, limit: int, held: int, asked: int) -> str:
+    """`project team-a would pass its pod limit (3 limit, 2 held, 2 asked; …); waiting for
+    pods of the project to end`."""
+    return (
+        f"project {project} would pass its pod limit ({limit} limit, {held} held, {asked} "
+        f"asked; {POD_LIMIT_SETTING}); waiting for pods of the project to end"
+    )
+
+
+def beyond_pod_limit(project: str, *, limit: int, asked: int) -> str:
+    return (
+        f"the workload asks {asked} pod{'' if asked == 1 else 's'}, more than the pod limit of "
+        f"project {project} ({limit}; {POD_LIMIT_SETTING}): it cannot run unless the limit "
+        "is raised"
+    )
+
+
 def non_preemptible(account: Account, r: int, asked: float, *, ever: bool = False) -> str:
     """A non-preemptible workload beyond deserved (`ever`: it asks more than all of it)."""
     allocated = 0.0 if ever else account.non_preemptible[r]

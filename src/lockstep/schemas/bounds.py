@@ -10,7 +10,8 @@ what it is asked. They are bounds on what may be asked, not on what was: a model
 them (a stored workload read back, the SDK reading the server's answers) is held to none, so
 that a site lowering a limit, or a stricter lockstep, never makes stored workloads unreadable.
 The site's own (`RequestBounds`, from `LOCKSTEP_MAX_*`) may be raised; the others are the
-store's and Kubernetes'.
+store's, Kubernetes' and Linux's. Quantities (`cpuMemoryRequest`, sizes) are held to
+Kubernetes' largest, 2^63-1, where they are parsed (domain/rules.py).
 """
 
 from __future__ import annotations
@@ -24,8 +25,10 @@ from pydantic import AfterValidator, StringConstraints, ValidationInfo
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 INT64_RULE = f"must be an integer from {INT64_MIN} to {INT64_MAX} (a signed 64-bit integer)"
+INT32_MIN = -(2**31)
 INT32_MAX = 2**31 - 1
-"""Kubernetes' bound on counts and durations in seconds, and on uids and gids."""
+"""Kubernetes' bound on counts and durations in seconds, and on uids and gids; and the
+Run:ai document's on `offset`."""
 
 MAX_FILTER_CLAUSES = 100
 """`filterBy` clauses a list request may hold, across all its `filterBy` parameters."""
@@ -113,7 +116,7 @@ WorkerCount = Annotated[int, when_requested(_site_limit)]
 """`numWorkers`, `minReplicas`, `maxReplicas`: at most LOCKSTEP_MAX_WORKERS."""
 CommandLine = Annotated[str, StringConstraints(min_length=1), when_requested(_command_length)]
 """`command` or `args`: at most LOCKSTEP_MAX_COMMAND_LENGTH characters."""
-Count32 = Annotated[int, between(-(2**31), INT32_MAX)]
+Count32 = Annotated[int, between(INT32_MIN, INT32_MAX)]
 """A count or a duration in seconds, as Kubernetes holds one (32 bits)."""
 Id32 = Annotated[int, between(0, INT32_MAX)]
 """A uid or a gid, within Kubernetes' range."""
@@ -123,3 +126,15 @@ StoredName = Annotated[str, at_most_characters(255)]
 """A name the store keeps in a column of its own (a workload's category, priority class)."""
 Image = Annotated[str, StringConstraints(min_length=1), at_most_characters(1024)]
 """An image reference, as long as the store keeps one for each pod."""
+MAX_ENVIRONMENT_NAME_LENGTH = 253
+"""Kubernetes' longest ConfigMap and Secret key, which `envFrom` makes a variable's name."""
+EnvironmentName = Annotated[
+    str, StringConstraints(min_length=1), at_most_characters(MAX_ENVIRONMENT_NAME_LENGTH)
+]
+"""The name of a pod's environment variable."""
+MAX_PATH_LENGTH = 4096
+"""Linux's PATH_MAX (4,096 bytes, the longest path the kernel resolves), counted here in
+characters."""
+FilePath = Annotated[str, StringConstraints(min_length=1), at_most_characters(MAX_PATH_LENGTH)]
+"""A path in a pod or on a machine: a working directory, where a volume is mounted, what a
+host path or an NFS export names."""

@@ -4,13 +4,22 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Any
+from typing import Annotated, Any
 from uuid import UUID
 
 from pydantic import Field
 
 from lockstep.schemas.base import NonEmpty, ResponseModel, StringId, WireModel
-from lockstep.schemas.bounds import CommandLine, Count32, Image, StoredName, WorkerCount
+from lockstep.schemas.bounds import (
+    MAX_PATH_LENGTH,
+    CommandLine,
+    Count32,
+    FilePath,
+    Image,
+    StoredName,
+    WorkerCount,
+    at_most_characters,
+)
 from lockstep.schemas.compute import Compute
 from lockstep.schemas.pod import (
     Annotation,
@@ -90,7 +99,7 @@ class PodSpec(WireModel):
     termination_grace_period_seconds: Count32 | None = Field(default=None, ge=0)
     tolerations: list[Toleration] | None = None
     tty: bool | None = None
-    working_dir: NonEmpty | None = None
+    working_dir: FilePath | None = None
 
 
 _POD_SPEC_ALIASES = frozenset(field.alias or name for name, field in PodSpec.model_fields.items())
@@ -116,7 +125,7 @@ class WorkerSpec(PodSpec):
     mpi_launcher_creation_policy: MpiLauncherCreationPolicy | None = None
     num_workers: WorkerCount | None = Field(default=None, ge=1)
     slots_per_worker: Count32 | None = Field(default=None, ge=1)
-    ssh_auth_mount_path: str | None = None
+    ssh_auth_mount_path: Annotated[str, at_most_characters(MAX_PATH_LENGTH)] | None = None
 
 
 class CreationMeta(WireModel):

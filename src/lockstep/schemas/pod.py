@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import Field, StringConstraints
 
 from lockstep.schemas.base import DnsLabel, NonEmpty, WireModel
-from lockstep.schemas.bounds import PORT_RANGE
+from lockstep.schemas.bounds import PORT_RANGE, EnvironmentName
 
 MetadataName = Annotated[str, StringConstraints(min_length=1, max_length=63)]
 ProbePath = Annotated[str, StringConstraints(pattern=r"^(/[a-zA-Z0-9\-_./]*)?$")]
@@ -98,7 +98,7 @@ class EnvironmentVariableUserCredential(WireModel):
 
 
 class EnvironmentVariable(WireModel):
-    name: NonEmpty | None = None
+    name: EnvironmentName | None = None
     value: str | None = None
     secret: EnvironmentVariableSecret | None = None
     config_map: EnvironmentVariableConfigMap | None = None

@@ -10,6 +10,7 @@ from uuid import UUID
 from pydantic import Field, StringConstraints
 
 from lockstep.schemas.base import DnsLabel, NonEmpty, Quantity, WireModel
+from lockstep.schemas.bounds import MAX_PATH_LENGTH, FilePath, at_most_characters
 
 DefaultMode = Annotated[str, StringConstraints(min_length=4, max_length=4, pattern=r"^0[0-7]{3}$")]
 AttributeKey = Annotated[
@@ -37,7 +38,7 @@ class GitAuthenticationMethod(StrEnum):
 
 class DataVolume(WireModel):
     id: UUID | None = None
-    mount_path: str | None = None
+    mount_path: Annotated[str, at_most_characters(MAX_PATH_LENGTH)] | None = None
     exclude: bool | None = None
 
 
@@ -62,7 +63,7 @@ class ClaimInfo(WireModel):
 
 class Pvc(WireModel):
     name: NonEmpty | None = None
-    path: NonEmpty | None = None
+    path: FilePath | None = None
     existing_pvc: bool | None = None
     claim_name: Annotated[str, StringConstraints(min_length=1, max_length=63)] | None = None
     read_only: bool | None = None
@@ -74,19 +75,19 @@ class Pvc(WireModel):
 
 class HostPath(WireModel):
     name: NonEmpty | None = None
-    path: NonEmpty | None = None
+    path: FilePath | None = None
     read_only: bool | None = None
-    mount_path: NonEmpty | None = None
+    mount_path: FilePath | None = None
     mount_propagation: HostPathMountPropagation | None = None
     exclude: bool | None = None
 
 
 class Nfs(WireModel):
     name: NonEmpty | None = None
-    path: NonEmpty | None = None
+    path: FilePath | None = None
     read_only: bool | None = None
     server: NonEmpty | None = None
-    mount_path: NonEmpty | None = None
+    mount_path: FilePath | None = None
     exclude: bool | None = None
 
 
@@ -102,7 +103,7 @@ class Git(WireModel):
     repository: NonEmpty | None = None
     branch: NonEmpty | None = None
     revision: NonEmpty | None = None
-    path: NonEmpty | None = None
+    path: FilePath | None = None
     password_secret: NonEmpty | None = None
     secret_key_of_user: NonEmpty | None = None
     secret_key_of_password: NonEmpty | None = None
@@ -113,7 +114,7 @@ class Git(WireModel):
 class S3(WireModel):
     name: NonEmpty | None = None
     bucket: NonEmpty | None = None
-    path: NonEmpty | None = None
+    path: FilePath | None = None
     url: NonEmpty | None = None
     access_key_secret: DnsLabel | None = None
     secret_key_of_access_key_id: NonEmpty | None = None
@@ -124,8 +125,8 @@ class S3(WireModel):
 class ConfigMapVolume(WireModel):
     name: NonEmpty | None = None
     config_map: DnsLabel | None = None
-    mount_path: NonEmpty | None = None
-    sub_path: NonEmpty | None = None
+    mount_path: FilePath | None = None
+    sub_path: FilePath | None = None
     default_mode: DefaultMode | None = None
     exclude: bool | None = None
 
@@ -133,14 +134,14 @@ class ConfigMapVolume(WireModel):
 class SecretVolume(WireModel):
     name: NonEmpty | None = None
     secret: NonEmpty | None = None
-    mount_path: NonEmpty | None = None
+    mount_path: FilePath | None = None
     default_mode: DefaultMode | None = None
     exclude: bool | None = None
 
 
 class EmptyDirVolume(WireModel):
     name: NonEmpty | None = None
-    path: NonEmpty | None = None
+    path: FilePath | None = None
     medium: NonEmpty | None = None
     size_limit: Quantity | None = None
     exclude: bool | None = None

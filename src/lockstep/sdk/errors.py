@@ -46,6 +46,11 @@ class Conflict(ApiError):
     """409: e.g. a live workload of that name exists in the project."""
 
 
+class TooManyRequests(ApiError):
+    """429: asked more often than the server allows (checks of a secret, at the token endpoint);
+    the same call may succeed after the answer's `Retry-After` seconds."""
+
+
 class Unavailable(ApiError):
     """503: the server is up but cannot serve now (its store is unreachable)."""
 
@@ -61,6 +66,7 @@ _BY_STATUS: dict[int, type[ApiError]] = {
     404: NotFound,
     409: Conflict,
     422: InvalidRequest,
+    429: TooManyRequests,
     503: Unavailable,
 }
 

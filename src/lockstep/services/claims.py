@@ -19,7 +19,7 @@ from lockstep.auth.tokens import Principal
 from lockstep.domain.errors import Conflict, InvalidRequest, NotFound, Violation
 from lockstep.domain.listing import MAX_LIMIT, ListQuery
 from lockstep.domain.organization import Project
-from lockstep.domain.quantities import parse_quantity
+from lockstep.domain.quantities import MAX_QUANTITY, QUANTITY_BOUND, parse_quantity
 from lockstep.domain.workload import Workload
 from lockstep.runtimes.local.volumes.claims import Claim, Claims, check_claim
 from lockstep.services.access import access_of
@@ -96,6 +96,8 @@ def _size(size: str | None) -> tuple[int | None, list[Violation]]:
         value = parse_quantity(size)
     except ValueError:
         return None, [Violation("size", f"{SIZE_RULE}, not {size!r}")]
+    if value > MAX_QUANTITY:
+        return None, [Violation("size", QUANTITY_BOUND)]
     if value <= 0:
         return None, [Violation("size", f"must be greater than 0, not {size!r}")]
     return math.ceil(value), []

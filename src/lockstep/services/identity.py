@@ -13,9 +13,8 @@ from lockstep.domain.errors import Forbidden, NotFound, Unauthenticated
 from lockstep.domain.identity import AccessRule, Application, Role, ScopeType, SubjectType
 from lockstep.domain.node_pools import DEFAULT_POOL
 from lockstep.domain.quotas import unbounded_resources
-from lockstep.schemas.tokens import TokenRequest
 from lockstep.services.access import access_of
-from lockstep.services.token_requests import checked
+from lockstep.services.token_requests import Credentials
 from lockstep.store.database import Database, UnitOfWork
 
 SYSTEM = "system"
@@ -38,20 +37,30 @@ class IdentityService:
         self._db = database
         self._clock = clock
         self._tokens = tokens
+        self._unmatchable: str | None = None
 
-    def issue_token(self, request: TokenRequest) -> IssuedToken:
-        credentials = checked(request)
+    def issue_token(self, credentials: Credentials) -> IssuedToken:
+        """A token for the application of checked credentials (services/token_requests.py)."""
         return self._tokens.issue(
             self.authenticate(credentials.client_id, credentials.client_secret)
         )
 
     def authenticate(self, client_id: str, client_secret: str) -> Principal:
-        """The application these credentials are, or `Unauthenticated`."""
+        """The application these credentials are, or `Unauthenticated`. An id no application
+        has costs the same hashing as a wrong secret (against a hash of no secret), so that
+        the time of the answer does not tell whether an application exists."""
         with self._db.read() as unit:
             application = unit.identity.application(client_id)
-        if application is None or not verify_secret(client_secret, application.secret_hash):
+        stored = self._unmatchable_hash() if application is None else application.secret_hash
+        if not verify_secret(client_secret, stored) or application is None:
             raise Unauthenticated("the client id or secret is not valid")
         return Principal(SubjectType.APP, application.client_id, application.client_id)
+
+    def _unmatchable_hash(self) -> str:
+        """A hash, with the parameters of every stored one, of a secret nobody is given."""
+        if self._unmatchable is None:
+            self._unmatchable = hash_secret(generate_secret())
+        return self._unmatchable
 
     def check_system_wide(self, caller: Principal) -> None:
         """`Forbidden` unless the caller's access rules cover the whole system (what

@@ -37,7 +37,7 @@ from lockstep.schemas.metrics import (
     POD_METRIC_TYPES,
     WORKLOAD_METRIC_TYPES,
 )
-from lockstep.services.access import access_of
+from lockstep.services.access import access_of, workload_for
 from lockstep.services.metric_sources import FROM_SAMPLES, MetricsSource, SeriesQuery
 from lockstep.store.database import Database, UnitOfWork
 from lockstep.store.metrics import SampleScope
@@ -174,12 +174,7 @@ class MetricsService:
         )
 
     def _readable_workload(self, unit: UnitOfWork, caller: Principal, workload_id: str) -> Workload:
-        workload = unit.workloads.get(workload_id)
-        if workload is None:
-            raise NotFound(f"no workload has the id {workload_id!r}")
-        scope = Scope(workload.cluster_id, workload.department_id, workload.project_id)
-        access_of(unit, caller).check(Action.READ, Resource.WORKLOADS, scope)
-        return workload
+        return workload_for(unit, caller, Action.READ, workload_id)
 
     # --- org units ---
 

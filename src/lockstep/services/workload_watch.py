@@ -16,7 +16,8 @@ idle GPUs), whatever the number of streams that are sent it.
 
 Each stream holds at most `QUEUE_LIMIT` changes not yet sent; one that falls further behind
 (its client does not read) is ended, and its client opens a new one for a fresh list. At most
-`max_streams` are open at once.
+`max_streams` are open at once, and at most `max_streams_per_caller` of one caller, so that one
+caller cannot leave the others none (services/stream_slots.py).
 """
 
 from __future__ import annotations
@@ -36,6 +37,7 @@ from lockstep.domain.errors import LockstepError
 from lockstep.domain.listing import MAX_LIMIT, ListQuery
 from lockstep.domain.metrics import WorkloadFigures
 from lockstep.domain.workload import Workload
+from lockstep.services.stream_slots import Limit, Slot, StreamSlots
 from lockstep.services.workloads import WorkloadService
 from lockstep.store.database import Database, UnitOfWork
 
@@ -46,6 +48,7 @@ OVERLAP = timedelta(seconds=2)
 QUEUE_LIMIT = 1000
 RETRY_SECONDS = 0.5
 DEFAULT_MAX_STREAMS = 100
+DEFAULT_MAX_STREAMS_PER_CALLER = 10
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 T = TypeVar("T")
@@ -81,6 +84,7 @@ class Subscription:
 
     query: ListQuery
     _watch: WorkloadWatch
+    _slot: Slot
     queue: asyncio.Queue[Change] = field(default_factory=asyncio.Queue)
     overflowed: bool = False
 
@@ -100,7 +104,9 @@ class Subscription:
         return ids is None or project_id in ids
 
     def close(self) -> None:
+        """The stream ended (again is a no-op)."""
         self._watch.release(self)
+        self._slot.release()
 
 
 @dataclass
@@ -124,6 +130,7 @@ class WorkloadWatch:
         render: Render,
         clock: Clock,
         max_streams: int = DEFAULT_MAX_STREAMS,
+        max_streams_per_caller: int = DEFAULT_MAX_STREAMS_PER_CALLER,
         poll_seconds: float = POLL_SECONDS,
     ) -> None:
         """`run_store`: how a store call runs from the event loop (api/calls.py); `render`: a
@@ -134,6 +141,10 @@ class WorkloadWatch:
         self._render = render
         self._clock = clock
         self.max_streams = max_streams
+        self._shares = StreamSlots(
+            "change streams",
+            per_caller=Limit(max_streams_per_caller, "LOCKSTEP_MAX_WATCH_STREAMS_PER_CALLER"),
+        )
         self._poll_seconds = poll_seconds
         self._streams: set[Subscription] = set()
         self._new: list[Subscription] = []
@@ -145,16 +156,23 @@ class WorkloadWatch:
     def open_streams(self) -> int:
         return len(self._streams)
 
+    @property
+    def max_streams_per_caller(self) -> int:
+        return self._shares.per_caller.most
+
     async def open(self, caller: Principal, query: ListQuery) -> Subscription:
-        """A new stream of the workloads `query` lists for `caller`; StreamLimitReached when
+        """A new stream of the workloads `query` lists for `caller`; StreamsExhausted (429)
+        when `caller` holds `max_streams_per_caller`, StreamLimitReached (503) when
         `max_streams` are open."""
         scoped = await self._run_store(lambda: self._workloads.readable_query(caller, query))
-        if len(self._streams) >= self.max_streams:  # counted after the await: no race
+        slot = self._shares.take(caller)  # counted after the await: no race
+        if len(self._streams) >= self.max_streams:
+            slot.release()
             raise StreamLimitReached(
                 f"{self.max_streams} change streams are open, the most this server allows; "
                 "close one or retry later"
             )
-        subscription = Subscription(scoped, self)
+        subscription = Subscription(scoped, self, slot)
         self._streams.add(subscription)
         self._new.append(subscription)
         if self._task is None or self._task.done():

@@ -33,7 +33,7 @@ from lockstep.schemas.single_pod import (
     TrainingCreationRequest,
     WorkspaceCreationRequest,
 )
-from lockstep.services.access import access_of
+from lockstep.services.access import access_of, workload_for
 from lockstep.store.database import Database, UnitOfWork
 
 _SUFFIX_ALPHABET = string.ascii_lowercase + string.digits
@@ -49,10 +49,6 @@ KIND_OF_REQUEST: dict[type[CreationRequest], WorkloadKind] = {
     TrainingCreationRequest: WorkloadKind.TRAINING,
     WorkspaceCreationRequest: WorkloadKind.WORKSPACE,
 }
-
-
-def scope_of(workload: Workload) -> Scope:
-    return Scope(workload.cluster_id, workload.department_id, workload.project_id)
 
 
 T = TypeVar("T")
@@ -106,16 +102,19 @@ class WorkloadService:
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         runtime_checks: Callable[[CreationRequest], list[Violation]] = lambda _: [],
         allowed_host_paths: Sequence[AllowedHostPath] = (),
+        max_workloads_per_project: int | None = None,
     ) -> None:
         """`runtime_checks`: what the runtime refuses of a request beside lockstep's own rules
         (the local runtime: a data volume it does not have). `allowed_host_paths`: where pods
-        of baseline projects may mount hostPath volumes."""
+        of baseline projects may mount hostPath volumes. `max_workloads_per_project`: the most
+        unfinished workloads a project may have (None: no limit)."""
         self._db = database
         self._clock = clock
         self._notify = notify
         self._new_id = new_id
         self._runtime_checks = runtime_checks
         self._allowed_host_paths = tuple(allowed_host_paths)
+        self._max_workloads = max_workloads_per_project
 
     def create(self, caller: Principal, request: CreationRequest) -> Workload:
         """Store a new workload, committed before this returns; the reconciler takes it on."""
@@ -123,6 +122,8 @@ class WorkloadService:
         # Only the insert needs the write lock: the checks of `prepare` read what cannot change
         # under it (projects are never moved or deleted; the foreign key guards the rest).
         with self._db.write() as unit:
+            # Counted again under the write lock, so that racing submissions cannot pass it.
+            self._check_workload_limit(unit, workload.project_id, workload.project_name)
             unit.workloads.insert(workload)
         self._notify(workload.id)
         return workload
@@ -157,6 +158,7 @@ class WorkloadService:
                 )
             scope = Scope(cluster_id, project.department_id, project.id)
             access_of(unit, caller).check(Action.CREATE, Resource.WORKLOADS, scope)
+            self._check_workload_limit(unit, project.id, project.name)
             level = project.pod_security_level
         forbidden = pod_security.violations(request, level, self._allowed_host_paths)
         if forbidden:
@@ -193,6 +195,22 @@ class WorkloadService:
             pod_security=level,
         )
 
+    def _check_workload_limit(self, unit: UnitOfWork, project_id: str, name: str) -> None:
+        """Refuse a submission that would give the project more unfinished workloads than
+        `LOCKSTEP_MAX_WORKLOADS_PER_PROJECT` allows (a 400, as the contract answers a
+        submission that breaks an administrator's policy)."""
+        limit = self._max_workloads
+        if limit is None:
+            return
+        held = unit.workloads.count_unfinished(project_id)
+        if held >= limit:
+            raise InvalidRequest.of(
+                "projectId",
+                f"project {name} has {held} unfinished workloads, its limit "
+                f"({limit}, LOCKSTEP_MAX_WORKLOADS_PER_PROJECT): delete some, or wait for some "
+                "to complete, before submitting more",
+            )
+
     def _project(self, unit: UnitOfWork, project_id: str) -> tuple[Project, str]:
         """A project and its department's name, read in the caller's transaction: projects
         can be renamed, moved to another department and deleted."""
@@ -222,10 +240,9 @@ class WorkloadService:
 
     def delete(self, caller: Principal, workload_id: str, kind: WorkloadKind | None = None) -> None:
         with self._db.write() as unit:
-            workload = unit.workloads.get(workload_id, include_deleted=True)
-            if workload is None or (kind is not None and workload.kind is not kind):
-                raise NotFound(_no_such(workload_id, kind))
-            access_of(unit, caller).check(Action.DELETE, Resource.WORKLOADS, scope_of(workload))
+            workload = workload_for(
+                unit, caller, Action.DELETE, workload_id, kind=kind, include_deleted=True
+            )
             if workload.desired_phase is DesiredPhase.DELETED:
                 return
             unit.workloads.set_desired_phase(workload_id, DesiredPhase.DELETED, self._clock())
@@ -247,10 +264,7 @@ class WorkloadService:
         kind: WorkloadKind | None,
     ) -> None:
         with self._db.write() as unit:
-            workload = unit.workloads.get(workload_id)
-            if workload is None or (kind is not None and workload.kind is not kind):
-                raise NotFound(_no_such(workload_id, kind))
-            access_of(unit, caller).check(Action.UPDATE, Resource.WORKLOADS, scope_of(workload))
+            workload = workload_for(unit, caller, Action.UPDATE, workload_id, kind=kind)
             if workload.desired_phase is DesiredPhase.DELETED:
                 raise Conflict(f"workload {workload.name!r} is being deleted")
             if workload.actual_phase.is_terminal:
@@ -351,16 +365,7 @@ class WorkloadService:
         workload_id: str,
         kind: WorkloadKind | None = None,
     ) -> Workload:
-        workload = unit.workloads.get(workload_id)
-        if workload is None or (kind is not None and workload.kind is not kind):
-            raise NotFound(_no_such(workload_id, kind))
-        access_of(unit, caller).check(Action.READ, Resource.WORKLOADS, scope_of(workload))
-        return workload
-
-
-def _no_such(workload_id: str, kind: WorkloadKind | None) -> str:
-    noun = "workload" if kind is None else TRAITS[kind].noun
-    return f"no {noun} has the id {workload_id!r}"
+        return workload_for(unit, caller, Action.READ, workload_id, kind=kind)
 
 
 def readable_list_query(unit: UnitOfWork, caller: Principal, query: ListQuery) -> ListQuery | None:

@@ -1,13 +1,16 @@
 """The connection to the store: engine set-up per backend, transactions, migrations.
 
 SQLite runs in WAL mode with full fsync on commit, and write transactions begin IMMEDIATE
-behind a process-wide lock, so writers queue instead of spinning on `database is locked`.
+behind a process-wide lock, so writers queue instead of spinning on `database is locked`. Its
+files are its owner's alone (mode 0600), as the keys beside them are.
 Connection failures become `StoreUnavailable` (HTTP 503); nothing else leaks SQLAlchemy.
 """
 
 from __future__ import annotations
 
 import logging
+import os
+import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -99,6 +102,53 @@ def sqlite_url(path: Path) -> str:
     return f"sqlite:///{path}"
 
 
+SQLITE_COMPANIONS = ("-wal", "-shm", "-journal")
+"""The files SQLite keeps beside a database file, each named after it."""
+PRIVATE_MODE = 0o600
+
+
+def keep_private(database: Path) -> None:
+    """Make the SQLite file `database` readable and writable by its owner only, creating it
+    (empty, which SQLite takes for a new database) if it is missing: SQLite gives the `-wal`,
+    `-shm` and `-journal` files it creates the mode of the database file, whatever the umask.
+    Companions left by an earlier run, and a database created before this rule, lose others'
+    access too. A file lockstep cannot open or change is left for SQLite to report."""
+    log = logging.getLogger(__name__)
+    try:
+        descriptor = os.open(database, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, PRIVATE_MODE)
+    except OSError:
+        return
+    try:
+        _restrict(descriptor, database, log)
+    finally:
+        os.close(descriptor)
+    for suffix in SQLITE_COMPANIONS:
+        companion = Path(f"{database}{suffix}")
+        try:
+            descriptor = os.open(companion, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+        except OSError:
+            continue  # absent (most of them, most of the time)
+        try:
+            _restrict(descriptor, companion, log)
+        finally:
+            os.close(descriptor)
+
+
+def _in_memory_or_uri(database: str) -> bool:
+    """A database with no file of its own, or named by a `file:` URI (whose file lockstep
+    leaves to SQLite)."""
+    return database == ":memory:" or database.startswith("file:")
+
+
+def _restrict(descriptor: int, path: Path, log: logging.Logger) -> None:
+    mode = stat.S_IMODE(os.fstat(descriptor).st_mode)
+    if mode & ~PRIVATE_MODE:
+        try:
+            os.fchmod(descriptor, mode & PRIVATE_MODE)
+        except OSError as error:
+            log.warning("could not make %s readable by its owner only: %s", path, error)
+
+
 PING_AFTER_IDLE_SECONDS = 1.0
 """A pooled PostgreSQL connection unused this long is checked (`SELECT 1`) before it is lent."""
 
@@ -146,6 +196,8 @@ class Database:
         whether it was durable: for /metrics."""
         parsed = make_url(self.url)
         self.is_sqlite = parsed.get_backend_name() == "sqlite"
+        if self.is_sqlite and parsed.database and not _in_memory_or_uri(parsed.database):
+            keep_private(Path(parsed.database))
         self._write_lock = threading.Lock() if self.is_sqlite else None
         self.engine = self._create_engine(pool_size)
         self._syncer: WalSyncer | None = None

@@ -85,7 +85,6 @@ _FIELDS: dict[str, tuple[ColumnElement[Any], str]] = {
 }
 _FIELDS["totalPendingTimeSeconds"] = (time_in_phase(Phase.PENDING), "number")
 _FIELDS["totalRunningTimeSeconds"] = (time_in_phase(Phase.RUNNING), "number")
-# `idleGpus` is shown (from the samples) but neither filtered nor sorted by.
 _UNKNOWN = (
     "nodepool",
     "idleAllocatedGpus",
@@ -98,8 +97,13 @@ every workload, so a filter on them matches only with `!=` and `!@`, and sorting
 keeps the order of creation."""
 _FIELDS.update({name: (cast(null(), String), "text") for name in _UNKNOWN})
 
+_UNSORTED = ("idleGpus",)
+"""Fields of the document's `sortBy` that each item shows, worked out from the samples at each
+request rather than kept in the store: sorting by them keeps the order of creation, as
+sorting by `_UNKNOWN` ones does; a filter on them is refused."""
+
 FILTER_FIELDS = frozenset(_FIELDS)
-SORT_FIELDS = frozenset(_FIELDS)
+SORT_FIELDS = frozenset(_FIELDS) | frozenset(_UNSORTED)
 
 
 def _condition(item: Filter) -> ColumnElement[bool]:
@@ -394,7 +398,7 @@ def _paged(query: Select[Any], spec: ListQuery) -> Select[Any]:
     asked again and again (a console's, a script's): building a statement and its cache key
     costs more than running it."""
     query = _listed_by(query, spec)
-    known = spec.sort_by is not None and spec.sort_by not in _UNKNOWN
+    known = spec.sort_by is not None and spec.sort_by not in (*_UNKNOWN, *_UNSORTED)
     column = _FIELDS[spec.sort_by][0] if spec.sort_by and known else workloads.c.created_at
     order = column.desc() if spec.sort_order is SortOrder.DESC else column.asc()
     tie = workloads.c.id.desc() if spec.sort_order is SortOrder.DESC else workloads.c.id.asc()
@@ -760,6 +764,17 @@ class WorkloadRepository:
             workloads.c.actual_phase.not_in([p.value for p in TERMINAL]),
         )
         return [_workload(r) for r in self._db.execute(query).all()]
+
+    def count_unfinished(self, project_id: str) -> int:
+        """How many workloads of the project are not deleted and have not finished (the
+        per-project workload limit counts them): one index seek per phase, however many
+        finished workloads the project keeps."""
+        query = select(func.count()).where(
+            workloads.c.project_id == int(project_id),
+            workloads.c.actual_phase.in_([p.value for p in Phase if p not in TERMINAL]),
+            workloads.c.deleted_at.is_(None),
+        )
+        return int(self._db.execute(query).scalar_one())
 
     def unpark_all(self) -> None:
         """Put every parked workload back in the scheduler's queue."""

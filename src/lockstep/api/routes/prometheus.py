@@ -6,13 +6,14 @@ from the store (services/exported_gauges.py).
 What it tells spans every project, so it needs a caller with a system-wide role, by a bearer
 token as every endpoint takes, or by HTTP Basic with an application's client id and secret (what
 a Prometheus scrape configuration can hold: `basic_auth`), checked as the token endpoint checks
-them.
+them (through the token guard, api/token_guard.py).
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import functools
 from collections.abc import Iterable
 
 from fastapi import APIRouter, Request
@@ -22,28 +23,31 @@ from prometheus_client.multiprocess import MultiProcessCollector
 from prometheus_client.registry import Collector
 from starlette.responses import Response
 
-from lockstep.api.deps import Services, ServicesDep
+from lockstep.api.deps import Services, ServicesDep, client_address
 from lockstep.auth.tokens import Principal
 from lockstep.domain.errors import Unauthenticated
 from lockstep.observability.instruments import Instruments, multiprocess_directory
+from lockstep.services.token_requests import MAX_CREDENTIAL_LENGTH
 
 router = APIRouter(tags=["metrics"])
 
 
 @router.get("/metrics")
 async def metrics(request: Request, services: ServicesDep) -> Response:
-    caller = await services.calls.blocking(_caller, request, services)
+    caller = await _caller(request, services)
     await services.calls.blocking(services.identity.check_system_wide, caller)
     exposition: Exposition = request.app.state.exposition
     body = await services.calls.blocking(exposition.render)
     return Response(body, media_type=CONTENT_TYPE_LATEST)
 
 
-def _caller(request: Request, services: Services) -> Principal:
+async def _caller(request: Request, services: Services) -> Principal:
+    """The caller by its bearer token, or by its client id and secret (HTTP Basic), checked
+    through the token guard as the token endpoint checks them (api/token_guard.py)."""
     header = request.headers.get("authorization", "")
     scheme, _, credentials = header.partition(" ")
     if scheme.lower() == "bearer" and credentials.strip():
-        return services.tokens.verify(credentials.strip())
+        return await services.calls.blocking(services.tokens.verify, credentials.strip())
     if scheme.lower() == "basic" and credentials.strip():
         try:
             decoded = base64.b64decode(credentials.strip(), validate=True).decode()
@@ -52,7 +56,16 @@ def _caller(request: Request, services: Services) -> Principal:
         client_id, separator, secret = decoded.partition(":")
         if not separator:
             raise Unauthenticated("Basic credentials must be '<client id>:<client secret>'")
-        return services.identity.authenticate(client_id, secret)
+        if len(client_id) > MAX_CREDENTIAL_LENGTH or len(secret) > MAX_CREDENTIAL_LENGTH:
+            raise Unauthenticated(
+                f"Basic credentials: the client id and secret are at most "
+                f"{MAX_CREDENTIAL_LENGTH} characters each"
+            )
+        return await services.token_guard.check(
+            client_address(request),
+            client_id,
+            functools.partial(services.identity.authenticate, client_id, secret),
+        )
     raise Unauthenticated(
         "credentials are required: 'Authorization: Bearer <token>', or Basic with an "
         "application's client id and secret"

@@ -2,20 +2,25 @@
 first every workload the list shows (`event: workload`, the list item), then `event: listed`,
 then each change of a listed workload as it happens (`event: workload` with its new item, or
 `event: deleted` with `{"id"}` when the list stops showing it), and a comment every
-`HEARTBEAT_SECONDS`. An extension of the Run:ai API; services/workload_watch.py feeds it."""
+`HEARTBEAT_SECONDS`. An extension of the Run:ai API; services/workload_watch.py feeds it.
+
+A caller past its share of streams is refused with 429 (services/stream_slots.py raises it), and
+anybody once the server holds all it allows with 503; a stream gives its place back when it
+ends, its client gone or not (api/held_streams.py)."""
 
 from __future__ import annotations
 
 import asyncio
 import hashlib
-from collections.abc import AsyncIterator
+from collections.abc import AsyncGenerator
 
 import orjson
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 
 from lockstep.api.deps import Services
 from lockstep.api.errors import error_response
+from lockstep.api.held_streams import HeldStream
 from lockstep.auth.tokens import Principal
 from lockstep.domain.listing import ListQuery
 from lockstep.services.workload_watch import (
@@ -39,8 +44,9 @@ async def watch_workloads(
         subscription = await watch.open(caller, query)
     except StreamLimitReached as error:
         return error_response(503, str(error))
-    return StreamingResponse(
+    return HeldStream(
         _events(subscription, services),
+        release=subscription.close,
         media_type=EVENT_STREAM,
         headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
     )
@@ -50,7 +56,7 @@ def _event(name: str, data: bytes) -> bytes:
     return b"event: " + name.encode() + b"\ndata: " + data + b"\n\n"
 
 
-async def _events(subscription: Subscription, services: Services) -> AsyncIterator[bytes]:
+async def _events(subscription: Subscription, services: Services) -> AsyncGenerator[bytes, None]:
     sent: dict[str, bytes] = {}
     """What the client was last sent of each workload it is shown (a digest of the item)."""
     try:

@@ -58,6 +58,10 @@ class Limits:
 
     memory_bytes: int | None = None
     cpu_cores: float | None = None
+    pids: int | None = None
+    """The most processes and threads at once (no field of the spec: `pod_bounds`)."""
+    disk_bytes: int | None = None
+    """The most its writable layers may hold on disk (no field of the spec: `pod_bounds`)."""
 
     @property
     def whole_cpus(self) -> int | None:
@@ -65,11 +69,21 @@ class Limits:
         return None if self.cpu_cores is None else max(1, math.ceil(self.cpu_cores))
 
     def to_json(self) -> dict[str, Any]:
-        return {"memoryBytes": self.memory_bytes, "cpuCores": self.cpu_cores}
+        return {
+            "memoryBytes": self.memory_bytes,
+            "cpuCores": self.cpu_cores,
+            "pids": self.pids,
+            "diskBytes": self.disk_bytes,
+        }
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Limits:
-        return cls(memory_bytes=data.get("memoryBytes"), cpu_cores=data.get("cpuCores"))
+        return cls(
+            memory_bytes=data.get("memoryBytes"),
+            cpu_cores=data.get("cpuCores"),
+            pids=data.get("pids"),
+            disk_bytes=data.get("diskBytes"),
+        )
 
 
 def limits_of(replica: Replica) -> Limits:

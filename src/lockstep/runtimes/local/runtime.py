@@ -26,11 +26,13 @@ from lockstep.domain.errors import LockstepError
 from lockstep.domain.plan import ReplicaPlan, Role
 from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.values import ProjectValues
-from lockstep.domain.workload import PodPhase, Workload
+from lockstep.domain.workload import PodPhase, PortBinding, Workload
 from lockstep.frameworks import mpi
 from lockstep.runtimes.base import OOM_KILLED, PodStartError, PodStatus
-from lockstep.runtimes.local import machine, processes
+from lockstep.runtimes.local import machine, network, processes
+from lockstep.runtimes.local.disk_watch import EVICTED, DiskWatchdog
 from lockstep.runtimes.local.log_collector import DEFAULT_MAX_BYTES, LogCollector, make_pipe, parse
+from lockstep.runtimes.local.pod_bounds import PodBounds
 from lockstep.runtimes.local.pod_launch import (
     LOOPBACK,
     WORKLOAD_DIR,
@@ -91,9 +93,11 @@ class LocalRuntime:
         image_environments: Mapping[str, Path] | None = None,
         values: Callable[[str], ProjectValues] | None = None,
         sandboxes: SandboxPolicy | None = None,
+        bounds: PodBounds | None = None,
     ) -> None:
         """`values` gives a project's secrets and config maps, read when a pod that refers to
-        them starts. `sandboxes`: how pods are sandboxed (None: not at all)."""
+        them starts. `sandboxes`: how pods are sandboxed (None: not at all). `bounds`: what a
+        pod that asks for nothing may take (None: the defaults)."""
         self._root = root.resolve()
         self._root.mkdir(parents=True, exist_ok=True)
         self._nodes = list(nodes) if nodes else machine.nodes()
@@ -102,12 +106,15 @@ class LocalRuntime:
         self._watcher = ExitWatcher(on_change)
         self._logs = LogCollector(max_bytes=log_max_bytes, clock=wall_clock)
         self._sandboxes = sandboxes
+        bounds = bounds or PodBounds()
         self._launches = Launches(
             self._root,
             dict(os.environ if environ is None else environ),
             dict(image_environments or {}),
             sandboxes,
+            bounds,
         )
+        self._disk = DiskWatchdog(self._disk_exceeded, every=bounds.disk_check_seconds)
         self._values = values or (lambda _: ProjectValues())
         self._by_uid: dict[str, PodFiles] = {}
         self._launched: dict[Path, Launch] = {}
@@ -301,6 +308,7 @@ class LocalRuntime:
                     claims = ephemeral_claims(self._sandboxes.claims_dir, workload_id)
                     shutil.rmtree(claims, ignore_errors=True)
             self._logs.finish_under(directory)
+            network.release(directory)
             for path in [p for p in self._launched if p.parent == directory]:
                 del self._launched[path]
             if not directory.is_dir():
@@ -329,6 +337,7 @@ class LocalRuntime:
         self._watcher.close()
         self._prober.close()
         self._confinement.close()
+        self._disk.close()
         self._logs.close()
 
     # --- pods ---------------------------------------------------------------------------
@@ -405,10 +414,12 @@ class LocalRuntime:
                 started_at=self._now(),
                 cpus=None if confined.cpus is None else list(confined.cpus),
                 cgroup=confined.cgroup,
+                pids_group=confined.pids_group,
             )
         )
         self._by_uid[state.uid] = files
         self._watcher.watch(pid, workload_id)
+        self._watch_disk(files, state, launch)
         if launch.readiness is not None:
             self._prober.watch(state.uid, workload_id, launch.readiness, started=time.monotonic())
 
@@ -457,6 +468,12 @@ class LocalRuntime:
         sandbox, policy = launch.sandbox, self._sandboxes
         if sandbox is None or policy is None or policy.sandboxing is None:
             raise PodStartError("the pod's sandbox is gone: lockstep now runs without one")
+        if sandbox.network is not None:
+            if policy.networking is None or not policy.networking.available:
+                raise PodStartError("the pod's network is gone: lockstep now runs without one")
+            ports = self._read_ports(workload_id)
+            forwarded = [] if ports is None else [p.host for p in _bindings(ports)]
+            network.ensure(policy.networking, self._root / workload_id, forwarded)
         places = policy.places(workload_id, launch.pod_name, launch.project_id, self._root)
         values = self._values(launch.project_id)
         problems = shared_mount_paths(launch.volumes)
@@ -477,6 +494,9 @@ class LocalRuntime:
         if sandbox.root_layer is not None:
             fresh_root_layer(sandbox.root_layer)
         argv: Sequence[str] = launch.argv  # the worker agent sandboxes each command itself
+        if launch.worker_agent and sandbox.network is not None and policy.networking is not None:
+            # in the workload's network, where the launcher's remote starts reach its socket
+            argv = [*network.enter(policy.networking, self._root / workload_id), *argv]
         if not launch.worker_agent:
             if sandbox.seccomp:
                 kept = sandbox.capabilities or ()
@@ -508,19 +528,37 @@ class LocalRuntime:
         return launch
 
     def _memory_exceeded(self, uid: str) -> None:
-        """The watchdog's verdict: record it, then kill the pod as the kernel would."""
+        """The memory watchdog's verdict: record it, then kill the pod as the kernel would."""
+        self._kill_for(uid, "oom_killed")
+
+    def _disk_exceeded(self, uid: str) -> None:
+        """The disk watchdog's verdict: record it, then evict the pod as the kubelet would."""
+        self._kill_for(uid, "evicted")
+
+    def _kill_for(self, uid: str, verdict: str) -> None:
+        """Record `verdict` (a flag of the pod's state) on the pod's live attempt, and kill it."""
         with self._lock:
             files = self._by_uid.get(uid)
             if files is None:
                 return
             with contextlib.suppress(FileNotFoundError):
                 state = files.read_state()
-                if state.uid != uid or not self._alive(state) or state.oom_killed:
+                if state.uid != uid or not self._alive(state) or getattr(state, verdict):
                     return
-                files.write_state(state.evolve(oom_killed=True))
+                files.write_state(state.evolve(**{verdict: True}))
                 assert state.pid is not None
                 processes.signal_group(state.pid, signal.SIGKILL)
                 processes.kill_marked(uid)
+
+    def _watch_disk(self, files: PodFiles, state: PodState, launch: Launch) -> None:
+        """Have the disk watchdog measure what the pod's writable layers hold: its own
+        directory, and its root's layer (which holds what the pod writes outside its volumes)."""
+        if launch.limits.disk_bytes is None:
+            return
+        writable = [files.work]
+        if launch.sandbox is not None and launch.sandbox.root_layer is not None:
+            writable.append(Path(launch.sandbox.root_layer.directory))
+        self._disk.watch(state.uid, writable, launch.limits.disk_bytes)
 
     def _resume_launch(self, workload_id: str, files: PodFiles, *, hold: bool) -> None:
         """A pod created earlier that is not running: start it if it was held back and need
@@ -550,6 +588,7 @@ class LocalRuntime:
         launch = self._launch_in(files)
         self._confinement.adopt(state.uid, state.pid, launch.limits, _confined(state))
         self._by_uid[state.uid] = files
+        self._watch_disk(files, state, launch)
         self._watcher.watch(state.pid, workload_id)
         if launch.readiness is not None:
             running_for = max(0.0, self._now() - (state.started_at or self._now()))
@@ -577,6 +616,7 @@ class LocalRuntime:
         confined = _confined(state)
         oom_killed = state.oom_killed or self._confinement.oom_killed(confined)
         self._confinement.release(state.uid, confined)
+        self._disk.forget(state.uid)
         self._prober.forget(state.uid)
         self._by_uid.pop(state.uid, None)
         if self._sandboxes is not None:  # its secret files: not kept in memory past the pod
@@ -629,6 +669,18 @@ class LocalRuntime:
             "finished_at": _moment(state.finished_at),
             "stopped": state.stop_deadline is not None,
         }
+        if state.evicted:
+            limit = launch.limits.disk_bytes
+            return PodStatus(
+                phase=PodPhase.FAILED,
+                exit_code=137 if code is None else code,
+                reason=EVICTED,
+                message=(
+                    f"Evicted: its root layer and own directory held more than its disk "
+                    f"limit of {describe(limit)} (LOCKSTEP_POD_DISK_LIMIT)"
+                ),
+                **common,
+            )
         if state.oom_killed:
             limit = launch.limits.memory_bytes
             return PodStatus(
@@ -679,6 +731,10 @@ def _pods_in(workload_dir: Path) -> list[PodFiles]:
     ]
 
 
+def _bindings(ports: WorkloadPorts) -> list[PortBinding]:
+    return [binding for bindings in ports.containers.values() for binding in bindings]
+
+
 def _close(inherited: Sequence[processes.Inherited]) -> None:
     for kept in inherited:
         with contextlib.suppress(OSError):
@@ -690,7 +746,11 @@ def describe(limit: int | None) -> str:
 
 
 def _confined(state: PodState) -> Confined:
-    return Confined(cpus=None if state.cpus is None else tuple(state.cpus), cgroup=state.cgroup)
+    return Confined(
+        cpus=None if state.cpus is None else tuple(state.cpus),
+        cgroup=state.cgroup,
+        pids_group=state.pids_group,
+    )
 
 
 def write_hosts(path: Path, plan: ReplicaPlan) -> None:

@@ -20,10 +20,11 @@ The trust boundary runs through this tree. Everything in it is lockstep's and ou
 pod's reach — no part of it is bound into a sandbox writable, and the data directory above it
 is veiled in every pod — except `work/`, the pod's own directory (its working directory when
 its spec names none), and the pod's volumes and home, each bound into that pod alone where its
-spec says. Inside them the pod writes what it likes; lockstep never follows, reads or trusts
-it, and the directories themselves are lockstep's: a pod sees them only as mount points, which
-it cannot replace. What lockstep needs to start, restart, supervise and observe a pod is
-in the files beside it, written by lockstep alone, so it can trust them when it reads them back.
+spec says. Inside them the pod writes what it likes, which lockstep takes as data at most (an
+s3 volume synchronised back), never following a link; the directories themselves are
+lockstep's: a pod sees them only as mount points, which it cannot replace. What lockstep needs
+to start, restart, supervise and observe a pod is in the files beside them, written by lockstep
+alone, so it can trust them when it reads them back.
 
 Every file but the logs is replaced atomically, so a crash at any point leaves a readable state.
 """
@@ -88,8 +89,12 @@ class PodState:
     """The cores the attempt is pinned to (a CPU limit without cgroups)."""
     cgroup: str | None = None
     """The attempt's cgroup (limits with cgroups)."""
+    pids_group: str | None = None
+    """The attempt's group in cgroup v1's pids hierarchy (its pids limit without cgroup v2)."""
     oom_killed: bool = False
     """The attempt was killed for exceeding its memory limit."""
+    evicted: bool = False
+    """The attempt was killed for holding more on disk than its limit."""
     node: str | None = None
     """The node the scheduler placed the pod on."""
     gpus: list[int] | None = None

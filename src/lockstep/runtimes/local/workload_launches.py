@@ -7,6 +7,7 @@ Used by `LocalRuntime` (start and render) and by the API's dry run (`?dryRun=tru
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from lockstep.frameworks import mpi
 from lockstep.frameworks.endpoints import Endpoint
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.devices import gpu_environment
+from lockstep.runtimes.local.pod_bounds import PodBounds
 from lockstep.runtimes.local.pod_launch import (
     LOOPBACK,
     WORKLOAD_DIR,
@@ -46,6 +48,8 @@ class Launches:
     image_environments: Mapping[str, Path] = field(default_factory=dict)
     sandboxes: SandboxPolicy | None = None
     """How pods are sandboxed; None: they are not (nor told what is not applied)."""
+    bounds: PodBounds = field(default_factory=PodBounds)
+    """What a pod that asks for nothing may take."""
 
     def launch(
         self,
@@ -88,6 +92,7 @@ class Launches:
             own_environment=lockstep_environment(),
             paths_from=Path.cwd(),
         )
+        launch = dataclasses.replace(launch, limits=self.bounds.applied(launch.limits))
         if self.sandboxes is None:
             return launch
         launch = self.sandboxes.apply(

@@ -7,8 +7,9 @@ lockstep cannot mount, this machine's root itself; read-only with readOnlyRootFi
 minimal /dev (plus the GPU device nodes), this machine's /sys read-only, a pid namespace of
 its own with its own /proc (the pod sees and signals only its own processes), a private /tmp
 and /dev/shm (memory-backed; largeShmRequest lifts the default size), and its volumes bound
-at their mount paths. Every bound file system is mounted nodev and nosuid. It shares this
-machine's network (hostNetwork). bwrap always sets no_new_privs. The identity (uid, gid,
+at their mount paths. Every bound file system is mounted nodev and nosuid. It joins its
+workload's network namespace (see network.py) where it has one, else it shares this machine's
+network (hostNetwork). bwrap always sets no_new_privs. The identity (uid, gid,
 supplementary groups) and the capabilities kept are set by `setpriv` inside the sandbox,
 which needs lockstep to run as root.
 
@@ -34,6 +35,7 @@ def command(
     setpriv: str = "setpriv",
     env: str = "env",
     unshare: str = "unshare",
+    nsenter: str = "nsenter",
     seccomp_fd: int | None = None,
     env_fd: int | None = None,
 ) -> list[str]:
@@ -46,7 +48,8 @@ def command(
     command gets SIGTERM's default back (an ignored signal would otherwise be inherited). The
     pod's processes outside its process group end with it too: they are in its pid namespace,
     whose first process is bwrap's."""
-    line = [env, "--ignore-signal=TERM", *_namespace_setup(spec, unshare=unshare)]
+    line = [] if spec.network is None else [nsenter, f"--net={spec.network}", "--"]
+    line += [env, "--ignore-signal=TERM", *_namespace_setup(spec, unshare=unshare)]
     line += [bwrap, "--die-with-parent", "--unshare-pid"]
     if env_fd is not None:
         line += ["--args", str(env_fd)]
@@ -61,10 +64,9 @@ def command(
         line += ["--ro-bind", spec.hosts_file, "/etc/hosts"]
     for device in spec.gpu_devices:
         line += ["--dev-bind", device, device]
-    line += ["--perms", "1777", "--tmpfs", "/tmp"]  # noqa: S108 - the sandbox's own /tmp
-    if spec.shm_bytes is not None:
-        line += ["--size", str(spec.shm_bytes)]
-    line += ["--perms", "1777", "--tmpfs", "/dev/shm"]  # noqa: S108 - the sandbox's own
+    for private, size in zip(PRIVATE_TMPFS, (spec.tmp_bytes, spec.shm_bytes), strict=True):
+        line += [] if size is None else ["--size", str(size)]
+        line += ["--perms", "1777", "--tmpfs", private]
     roots = _private_roots(spec)
     made: set[PurePosixPath] = set()
     for mount in sorted(spec.mounts, key=lambda m: len(PurePosixPath(m.target).parts)):

@@ -100,7 +100,9 @@ class SandboxSpec:
     private_ipc: bool = True
     seccomp: bool = False
     shm_bytes: int | None = DEFAULT_SHM_BYTES
-    """The size of the private /dev/shm; None: no limit but memory (largeShmRequest)."""
+    """The size of the private /dev/shm; None: the kernel's default, half of memory."""
+    tmp_bytes: int | None = None
+    """The size of the private /tmp; None: the kernel's default, half of memory."""
     working_dir: str | None = None
     hostname: str | None = None
     """The pod's own host name (a UTS namespace of its own, as a pod's is its name)."""
@@ -108,6 +110,9 @@ class SandboxSpec:
     """A file bound read-only at /etc/hosts: the names of the workload's pods."""
     gpu_devices: tuple[str, ...] = field(default=())
     """Device nodes of this machine to bind into the pod's /dev."""
+    network: str | None = None
+    """The workload's network namespace, bound at this path, which the pod joins (None: this
+    machine's network)."""
     private_sources: tuple[str, ...] = ()
     """Bound directories that mounts made on this machine later must not reach (hostPath
     with mountPropagation None): made private mounts in a namespace between this machine's
@@ -132,11 +137,13 @@ class SandboxSpec:
             "privateIpc": self.private_ipc,
             "seccomp": self.seccomp,
             "shmBytes": self.shm_bytes,
+            "tmpBytes": self.tmp_bytes,
             "workingDir": self.working_dir,
             "hostname": self.hostname,
             "hostsFile": self.hosts_file,
             "gpuDevices": list(self.gpu_devices),
             "privateSources": list(self.private_sources),
+            "network": self.network,
         }
 
     @classmethod
@@ -158,9 +165,11 @@ class SandboxSpec:
             private_ipc=bool(data.get("privateIpc", True)),
             seccomp=bool(data.get("seccomp")),
             shm_bytes=data.get("shmBytes", DEFAULT_SHM_BYTES),
+            tmp_bytes=data.get("tmpBytes"),
             working_dir=data.get("workingDir"),
             hostname=data.get("hostname"),
             hosts_file=data.get("hostsFile"),
             gpu_devices=tuple(data.get("gpuDevices") or ()),
             private_sources=tuple(data.get("privateSources") or ()),
+            network=data.get("network"),
         )

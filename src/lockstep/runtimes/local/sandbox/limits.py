@@ -1,4 +1,5 @@
-"""Limits on a pod's processes: `cpuMemoryLimit` and `cpuCoreLimit`.
+"""Limits on a pod's processes: `cpuMemoryLimit`, `cpuCoreLimit`, and how many processes
+and threads it may have at once (`pod_bounds`: no field of the spec).
 
 Two ways, chosen once when the runtime starts:
 
@@ -12,6 +13,10 @@ Two ways, chosen once when the runtime starts:
   exceeds its limit. Resident memory counts what a pod really uses; a limit on address space
   (RLIMIT_AS) would stop frameworks that reserve far more than they touch from even importing.
 
+The pids limit is a cgroup's either way: `pids.max` in the pod's cgroup v2 group, or, on
+cgroup v1 hosts, in a group of its own in the v1 `pids` hierarchy (as root). Where neither can
+be had, pods run without one, and lockstep says so once at start-up.
+
 Either way the pod's wrapper is confined before the command runs (see processes.spawn), so
 every process it starts inherits the limits.
 """
@@ -21,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import signal
 import threading
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -41,6 +47,8 @@ class Confined:
 
     cpus: tuple[int, ...] | None = None
     cgroup: str | None = None
+    pids_group: str | None = None
+    """The pod's group in cgroup v1's pids hierarchy (where there is no cgroup v2)."""
 
 
 # --- cgroup v2 ------------------------------------------------------------------------------
@@ -55,6 +63,23 @@ def cgroup2_mount(mountinfo: str) -> Path | None:
     return None
 
 
+def cgroup1_mount(mountinfo: str, controller: str) -> Path | None:
+    """Where cgroup v1's hierarchy of `controller` is mounted, from /proc/self/mountinfo."""
+    for line in mountinfo.splitlines():
+        before, _, after = line.partition(" - ")
+        fields = after.split()
+        if len(fields) >= 3 and fields[0] == "cgroup" and controller in fields[2].split(","):
+            return Path(before.split()[4])
+    return None
+
+
+def _mountinfo() -> str | None:
+    try:
+        return Path("/proc/self/mountinfo").read_text()
+    except OSError:
+        return None
+
+
 class Cgroups:
     """Pod groups under one delegated cgroup v2 directory with memory and cpu enabled."""
 
@@ -66,12 +91,8 @@ class Cgroups:
         """The groups under `directory` (or the default one for root), or None when lockstep
         may not use cgroups with both controllers there."""
         if directory is None:
-            if os.geteuid() != 0:
-                return None
-            try:
-                mount = cgroup2_mount(Path("/proc/self/mountinfo").read_text())
-            except OSError:
-                return None
+            mountinfo = _mountinfo() if os.geteuid() == 0 else None
+            mount = None if mountinfo is None else cgroup2_mount(mountinfo)
             if mount is None:
                 return None
             directory = mount / "lockstep"
@@ -80,7 +101,8 @@ class Cgroups:
             if not {"memory", "cpu"} <= set(controllers):
                 return None
             directory.mkdir(exist_ok=True)
-            (directory / "cgroup.subtree_control").write_text("+memory +cpu")
+            wanted = "+memory +cpu +pids" if "pids" in controllers else "+memory +cpu"
+            (directory / "cgroup.subtree_control").write_text(wanted)
         except OSError as error:
             log.info("pod limits without cgroups: %s", error)
             return None
@@ -96,8 +118,14 @@ class Cgroups:
         if limits.cpu_cores is not None:
             quota = max(1000, round(limits.cpu_cores * _CPU_PERIOD))
             (group / "cpu.max").write_text(f"{quota} {_CPU_PERIOD}")
+        if limits.pids is not None and (group / "pids.max").exists():
+            (group / "pids.max").write_text(str(limits.pids))
         (group / "cgroup.procs").write_text(str(pid))
         return str(group)
+
+    @property
+    def limits_pids(self) -> bool:
+        return (self.directory / "cgroup.subtree_control").read_text().count("pids") > 0
 
     @staticmethod
     def oom_killed(group: str) -> bool:
@@ -113,6 +141,46 @@ class Cgroups:
         path = Path(group)
         with contextlib.suppress(OSError):
             (path / "cgroup.kill").write_text("1")
+        with contextlib.suppress(OSError):
+            path.rmdir()
+
+
+class PidsGroups:
+    """Pods' pids limits in cgroup v1's pids hierarchy, for hosts without cgroup v2."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    @classmethod
+    def open(cls) -> PidsGroups | None:
+        """The groups under `<pids hierarchy>/lockstep`, or None when lockstep may not make
+        them (it does not run as root, or the host has no such hierarchy)."""
+        mountinfo = _mountinfo() if os.geteuid() == 0 else None
+        mount = None if mountinfo is None else cgroup1_mount(mountinfo, "pids")
+        if mount is None:
+            return None
+        try:
+            (mount / "lockstep").mkdir(exist_ok=True)
+        except OSError as error:
+            log.info("pod pids limits without cgroup v1: %s", error)
+            return None
+        return cls(mount / "lockstep")
+
+    def create(self, uid: str, pids: int, pid: int) -> str:
+        group = self.directory / uid
+        group.mkdir(exist_ok=True)
+        (group / "pids.max").write_text(str(pids))
+        (group / "cgroup.procs").write_text(str(pid))
+        return str(group)
+
+    @staticmethod
+    def remove(group: str) -> None:
+        """Kill what is left in the group (v1 has no cgroup.kill), then remove it."""
+        path = Path(group)
+        with contextlib.suppress(OSError):
+            for line in (path / "cgroup.procs").read_text().split():
+                with contextlib.suppress(OSError):
+                    os.kill(int(line), signal.SIGKILL)
         with contextlib.suppress(OSError):
             path.rmdir()
 
@@ -249,6 +317,9 @@ class Confinement:
         cores: tuple[int, ...] | None = None,
     ) -> None:
         self._cgroups = Cgroups.open(cgroup_dir)
+        self._pids = None if self._cgroups is not None else PidsGroups.open()
+        if (self._cgroups is None or not self._cgroups.limits_pids) and self._pids is None:
+            log.warning("pods run without a pids limit: lockstep may not make cgroups here")
         self._pinning = CpuPinning(cores or tuple(sorted(os.sched_getaffinity(0))))
         self._watchdog: MemoryWatchdog | None = None
         self._on_memory_exceeded = on_memory_exceeded
@@ -260,17 +331,20 @@ class Confinement:
 
     def confine(self, uid: str, pid: int, limits: Limits) -> Confined:
         """Put limits on a pod's wrapper before its command runs."""
-        if limits.memory_bytes is None and limits.cpu_cores is None:
+        if limits.memory_bytes is None and limits.cpu_cores is None and limits.pids is None:
             return Confined()
         if self._cgroups is not None:
             return Confined(cgroup=self._cgroups.create(uid, limits, pid))
+        pids_group = None
+        if self._pids is not None and limits.pids is not None:
+            pids_group = self._pids.create(uid, limits.pids, pid)
         cpus = None
         with self._lock:
             if limits.whole_cpus is not None:
                 cpus = self._pinning.assign(uid, limits.whole_cpus)
                 os.sched_setaffinity(pid, cpus)
         self._watch_memory(uid, pid, limits)
-        return Confined(cpus=cpus)
+        return Confined(cpus=cpus, pids_group=pids_group)
 
     def adopt(self, uid: str, pid: int, limits: Limits, confined: Confined) -> None:
         """Take a live pod confined by an earlier run of lockstep back under watch."""
@@ -293,6 +367,8 @@ class Confinement:
             self._watchdog.forget(uid)
         if confined.cgroup is not None:
             Cgroups.remove(confined.cgroup)
+        if confined.pids_group is not None:
+            PidsGroups.remove(confined.pids_group)
 
     def close(self) -> None:
         if self._watchdog is not None:

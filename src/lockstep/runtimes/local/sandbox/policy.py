@@ -28,13 +28,16 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 import lockstep
-from lockstep.config import S3Mount, SandboxMode, Settings
+from lockstep.config import PodNetwork, S3Mount, SandboxMode, Settings
 from lockstep.domain.cluster import Assignment
 from lockstep.domain.errors import Violation
 from lockstep.domain.pod_security import AllowedHostPath, PodSecurityLevel
 from lockstep.domain.workload import Workload
 from lockstep.frameworks import mpi
 from lockstep.runtimes.base import PodStartError
+from lockstep.runtimes.local.network import Networking, namespace
+from lockstep.runtimes.local.network import probe as network_probe
+from lockstep.runtimes.local.pod_bounds import bounds_of
 from lockstep.runtimes.local.pod_launch import Launch
 from lockstep.runtimes.local.sandbox.asked import (
     SecurityAsk,
@@ -101,6 +104,11 @@ class SandboxPolicy:
     private_files: tuple[str, ...] = ()
     """lockstep's own files elsewhere (a SQLite database outside its data directory, and the
     journal files beside it), hidden in every pod where they exist when it starts."""
+    tmp_bytes: int | None = None
+    """The size of each pod's private /tmp (None: the kernel's default, half of memory)."""
+    networking: Networking | None = None
+    """What gives each workload a network of its own (None: pods share this machine's, as
+    an administrator chose: LOCKSTEP_POD_NETWORK=host)."""
     installation: tuple[str, ...] = ()
     """lockstep's own installation (its interpreter, its venv, the checkout it runs from),
     which pods reach since they run lockstep's interpreter unless an image environment says
@@ -201,6 +209,14 @@ class SandboxPolicy:
             for source in private
             if not self.sandboxing.as_root
         )
+        network = None
+        if self.networking is not None and self.networking.available:
+            network = str(namespace(places.workload_dir))
+        elif self.networking is not None:
+            unapplied += (
+                f"a network of its own ({self.networking.problem}): the pod shares this "
+                "machine's network, and reaches what listens on its loopback",
+            )
         if root_layer is None and not security.read_only_root:
             unapplied += (
                 f"a root of its own ({self.sandboxing.layer_problem}): what the pod writes "
@@ -224,12 +240,15 @@ class SandboxPolicy:
             ambient_capabilities=security.added_capabilities,
             private_ipc=security.private_ipc,
             seccomp=security.seccomp,
-            shm_bytes=security.shm_bytes,
+            # largeShmRequest: as large as the pod's memory limit.
+            shm_bytes=security.shm_bytes or launch.limits.memory_bytes,
+            tmp_bytes=self.tmp_bytes,
             working_dir=launch.working_dir or work,
             hostname=launch.pod_name,
             hosts_file=str(places.workload_dir / HOSTS_FILE),
             gpu_devices=gpu_device_nodes() if on is not None and on.gpus else (),
             private_sources=tuple(private) if self.sandboxing.as_root else (),
+            network=network,
         )
         notes = tuple(n for n in launch.notes if not n.startswith("largeShmRequest"))
         return dataclasses.replace(
@@ -393,6 +412,10 @@ def policy_of(settings: Settings) -> SandboxPolicy:
         allowed_host_paths=settings.host_path_allowances,
         private_paths=(str(settings.data_dir),),
         private_files=database_files(settings),
+        tmp_bytes=bounds_of(settings).tmp_bytes,
+        networking=None
+        if settings.pod_network is PodNetwork.HOST
+        else network_probe(settings.pod_host_ports),
         installation=installation(),
     )
 

@@ -47,6 +47,7 @@ class Sandboxing:
     env: str = "env"
     setpriv: str = "setpriv"
     unshare: str = "unshare"
+    nsenter: str = "nsenter"
     layers: tuple[str, ...] | None = None
     """This machine's file systems that a pod's root of its own is made of (the root first);
     None: pods get this machine's root itself (see `layer_problem`)."""
@@ -73,6 +74,7 @@ class Sandboxing:
             env=self.env,
             setpriv=self.setpriv,
             unshare=self.unshare,
+            nsenter=self.nsenter,
             seccomp_fd=seccomp_fd,
             env_fd=env_fd,
         )
@@ -99,7 +101,15 @@ def probe(
     problem = _fails(trial)
     if problem:
         return Sandboxing(found, f"bwrap cannot create a sandbox here: {problem}", as_root)
-    works = Sandboxing(found, "", as_root, env=env, setpriv=setpriv, unshare=unshare)
+    works = Sandboxing(
+        found,
+        "",
+        as_root,
+        env=env,
+        setpriv=setpriv,
+        unshare=unshare,
+        nsenter=shutil.which("nsenter") or "nsenter",
+    )
     if not try_layers:
         return works
     if not as_root:

@@ -1,0 +1,230 @@
+"""A workload's network of its own (runtimes/local/network.py), with real pods: a default pod
+reaches neither lockstep's API nor PostgreSQL nor Redis on this machine's loopback, its
+workload's pods reach each other where the Kubeflow environment says, it downloads through
+its outbound path from a test host (a network namespace this test makes, joined to this
+machine by a veth pair: no address outside this machine), it reaches the loopback ports an
+administrator allows and no other, and its ports are forwarded from this machine."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import in_process, make_settings, running
+from tests.support.api import Api, poll
+from tests.support.pods import pod_log
+from tests.support.requests import distributed, python
+from tests.support.server import LiveServer
+
+TRIES = (
+    "import json, socket, sys\n"
+    "def reach(host, port):\n"
+    "    try:\n"
+    "        socket.create_connection((host, port), timeout=2).close()\n"
+    "        return 'reached'\n"
+    "    except OSError as error:\n"
+    "        return type(error).__name__\n"
+)
+
+
+def run(api: Api, name: str, code: str, **spec: Any) -> dict[str, Any]:
+    body = distributed(api.cluster_id(), name=name, workers=1, args=python(code), **spec)
+    body["spec"]["backoffLimit"] = 0
+    created = api.create(body)
+    return api.wait_for(created["workloadId"], ["Completed", "Failed"], timeout=90)
+
+
+def printed(api: Api, workload: dict[str, Any], pod: str = "master-0") -> Any:
+    lines = pod_log(api, workload["id"], f"{workload['name']}-{pod}").splitlines()
+    return json.loads(lines[-1])
+
+
+@pytest.fixture
+def listener() -> Iterator[int]:
+    """A port of this machine's loopback that accepts connections, as a service would."""
+    with socket.socket() as server:
+        server.bind(("127.0.0.1", 0))
+        server.listen(16)
+        yield server.getsockname()[1]
+
+
+def test_a_pod_reaches_no_service_on_this_machines_loopback(
+    tmp_path: Path, sqlite_url: str, listener: int
+) -> None:
+    """Each port is open on this machine (the test checks) and shut to the pod."""
+    with running(LiveServer(tmp_path / "data", sqlite_url)) as server:
+        api = server.api()
+        ports = {"lockstep": server.port, "postgresql": 5432, "redis": 6379, "a service": listener}
+        for port in ports.values():
+            socket.create_connection(("127.0.0.1", port), timeout=2).close()
+        code = TRIES + (
+            f"ports = {json.dumps(ports)}\n"
+            "print(json.dumps({name: reach('127.0.0.1', port) for name, port in ports.items()}))\n"
+        )
+        done = run(api, "reaches", code)
+        assert done["phase"] == "Completed", done["phaseMessage"]
+        found = printed(api, done)
+        assert set(found) == set(ports)
+        assert "reached" not in found.values(), found
+
+
+def test_the_pods_of_a_workload_reach_each_other(api: Api) -> None:
+    """The worker connects to its master at MASTER_ADDR:MASTER_PORT, as torchrun would."""
+    code = (
+        "import json, os, socket\n"
+        "address = (os.environ['MASTER_ADDR'], int(os.environ['MASTER_PORT']))\n"
+        "if os.environ['RANK'] == '0':\n"
+        "    with socket.create_server(address) as server:\n"
+        "        connection, _ = server.accept()\n"
+        "        with connection:\n"
+        "            connection.sendall(b'from the master')\n"
+        "    print(json.dumps('served'), flush=True)\n"
+        "else:\n"
+        "    import time\n"
+        "    deadline = time.monotonic() + 30\n"
+        "    while True:\n"
+        "        try:\n"
+        "            with socket.create_connection(address, timeout=2) as peer:\n"
+        "                print(json.dumps(peer.recv(100).decode()), flush=True)\n"
+        "            break\n"
+        "        except OSError:\n"
+        "            if time.monotonic() > deadline:\n"
+        "                raise\n"
+        "            time.sleep(0.05)\n"
+    )
+    done = run(api, "peers", code)
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    assert printed(api, done) == "served"
+    assert printed(api, done, "worker-0") == "from the master"
+
+
+@pytest.fixture
+def test_host(tmp_path: Path) -> Iterator[tuple[str, bytes]]:
+    """A host of the test's own: a network namespace joined to this machine by a veth pair
+    (10.254.<n>.1 here, .2 there), serving a file over HTTP. Yields its URL and the file."""
+    name = f"lockstep-{secrets.token_hex(3)}"
+    subnet = f"10.254.{int.from_bytes(secrets.token_bytes(1), 'big')}"
+    outside, inside = f"ls{name[-6:]}a", f"ls{name[-6:]}b"
+    served = tmp_path / "served"
+    served.mkdir()
+    payload = os.urandom(256 * 1024)
+    (served / "data.bin").write_bytes(payload)
+
+    def ip(*arguments: str) -> None:
+        subprocess.run(["ip", *arguments], check=True, capture_output=True)
+
+    ip("netns", "add", name)
+    server = None
+    try:
+        ip("link", "add", outside, "type", "veth", "peer", "name", inside)
+        ip("link", "set", inside, "netns", name)
+        ip("addr", "add", f"{subnet}.1/30", "dev", outside)
+        ip("link", "set", outside, "up")
+        ip("-n", name, "addr", "add", f"{subnet}.2/30", "dev", inside)
+        ip("-n", name, "link", "set", inside, "up")
+        ip("-n", name, "link", "set", "lo", "up")
+        server = subprocess.Popen(
+            ["ip", "netns", "exec", name, sys.executable, "-m", "http.server", "8000",
+             "--bind", f"{subnet}.2", "--directory", str(served)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+
+        def serving() -> bool | None:
+            try:
+                socket.create_connection((f"{subnet}.2", 8000), timeout=1).close()
+            except OSError:
+                return None
+            return True
+
+        poll(serving, timeout=30, what="the test host's server")
+        yield f"http://{subnet}.2:8000/data.bin", payload
+    finally:
+        if server is not None:
+            server.kill()
+            server.wait()
+        subprocess.run(["ip", "link", "delete", outside], capture_output=True, check=False)
+        subprocess.run(["ip", "netns", "delete", name], capture_output=True, check=False)
+
+
+def test_a_pod_downloads_through_its_outbound_path(api: Api, test_host: tuple[str, bytes]) -> None:
+    url, payload = test_host
+    code = (
+        "import hashlib, json, urllib.request\n"
+        f"data = urllib.request.urlopen({url!r}, timeout=20).read()\n"
+        "print(json.dumps(hashlib.sha256(data).hexdigest()), flush=True)\n"
+    )
+    done = run(api, "downloads", code)
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    assert printed(api, done) == hashlib.sha256(payload).hexdigest()
+
+
+@pytest.fixture
+def allowing(tmp_path: Path, sqlite_url: str) -> Iterator[tuple[Api, int, int]]:
+    """A server that lets pods reach one loopback port of this machine, and two listeners:
+    that port, and another."""
+    with socket.socket() as allowed, socket.socket() as other:
+        for server in (allowed, other):
+            server.bind(("127.0.0.1", 0))
+            server.listen(16)
+        allowed_port, other_port = allowed.getsockname()[1], other.getsockname()[1]
+        settings = make_settings(tmp_path / "data", sqlite_url).model_copy(
+            update={"pod_host_ports": [allowed_port]}
+        )
+        accepting = threading.Event()
+
+        def accept() -> None:
+            allowed.settimeout(60)
+            accepting.set()
+            try:
+                connection, _ = allowed.accept()
+                connection.close()
+            except OSError:
+                pass
+
+        thread = threading.Thread(target=accept, daemon=True)
+        thread.start()
+        accepting.wait()
+        with in_process(settings) as client:
+            yield Api.login(client), allowed_port, other_port
+        allowed.close()
+        thread.join(timeout=5)
+
+
+def test_a_pod_reaches_the_loopback_ports_an_administrator_allows_alone(
+    allowing: tuple[Api, int, int],
+) -> None:
+    api, allowed, other = allowing
+    code = TRIES + (
+        f"print(json.dumps([reach('127.0.0.1', {allowed}), reach('127.0.0.1', {other})]))\n"
+    )
+    done = run(api, "allowed", code)
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    assert printed(api, done) == ["reached", "ConnectionRefusedError"]
+
+
+def test_pods_of_two_workloads_are_in_different_networks(api: Api) -> None:
+    """Each pod's network namespace is its workload's: the same for a workload's two pods,
+    another for another workload's, and never this machine's."""
+    code = "import os, time\nprint(os.readlink('/proc/self/ns/net'), flush=True)\n"
+    seen = []
+    for name in ("first", "second"):
+        done = run(api, name, code)
+        assert done["phase"] == "Completed", done["phaseMessage"]
+        master = pod_log(api, done["id"], f"{name}-master-0").splitlines()[-1]
+        worker = pod_log(api, done["id"], f"{name}-worker-0").splitlines()[-1]
+        assert master == worker
+        seen.append(master)
+    assert len(set(seen)) == 2
+    assert str(Path("/proc/self/ns/net").readlink()) not in seen
