@@ -114,6 +114,34 @@ def test_the_token_guard_is_set_by_its_variables_or_flags_of_serve(
         assert f"lockstep: {message}" in refused.output
 
 
+def test_the_connection_bounds_and_pod_bounds_are_set_by_their_variables(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    defaults = Settings()
+    assert (defaults.max_connections, defaults.header_timeout_seconds) == (4096, 10.0)
+    assert (defaults.pod_pids_limit, defaults.pod_memory_limit) == (2048, "50%")
+    assert (defaults.pod_tmp_size, defaults.pod_disk_limit) == ("512Mi", "10%")
+    monkeypatch.setenv("LOCKSTEP_MAX_CONNECTIONS", "64")
+    monkeypatch.setenv("LOCKSTEP_POD_MEMORY_LIMIT", "8Gi")
+    monkeypatch.setenv("LOCKSTEP_POD_HOST_PORTS", "[5000]")
+    chosen = Settings()
+    assert (chosen.max_connections, chosen.pod_memory_limit, chosen.pod_host_ports) == (
+        64,
+        "8Gi",
+        [5000],
+    )
+    for wrong in ("lots", "150%", "-1Gi", "0.5%x"):
+        with pytest.raises(ValidationError, match="pod_memory_limit"):
+            Settings(pod_memory_limit=wrong)
+    for flag, message in (
+        ("--max-connections", "LOCKSTEP_MAX_CONNECTIONS: Input should be"),
+        ("--header-timeout-seconds", "LOCKSTEP_HEADER_TIMEOUT_SECONDS: Input should be"),
+    ):
+        refused = CliRunner().invoke(app, ["serve", flag, "0"])
+        assert refused.exit_code == 2, refused.output
+        assert f"lockstep: {message}" in refused.output
+
+
 def test_several_api_processes_need_postgresql_and_the_local_runtime() -> None:
     postgresql = "postgresql://lockstep@db/lockstep"
     assert Settings(database_url=postgresql, api_processes=4).api_processes == 4

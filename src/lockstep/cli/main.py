@@ -171,6 +171,19 @@ def serve(
         int | None,
         typer.Option(help="Most secret checks hashing at once [LOCKSTEP_TOKEN_CHECKS_AT_ONCE]."),
     ] = None,
+    max_connections: Annotated[
+        int | None,
+        typer.Option(
+            help="Most connections one API process keeps open [LOCKSTEP_MAX_CONNECTIONS]."
+        ),
+    ] = None,
+    header_timeout_seconds: Annotated[
+        float | None,
+        typer.Option(
+            help="Seconds a client has to send a request's headers "
+            "[LOCKSTEP_HEADER_TIMEOUT_SECONDS]."
+        ),
+    ] = None,
     metrics_interval_seconds: Annotated[
         float | None,
         typer.Option(
@@ -218,6 +231,8 @@ def serve(
             max_watch_streams_per_caller=max_watch_streams_per_caller,
             token_requests_per_minute=token_requests_per_minute,
             token_checks_at_once=token_checks_at_once,
+            max_connections=max_connections,
+            header_timeout_seconds=header_timeout_seconds,
             metrics_interval_seconds=metrics_interval_seconds,
             prometheus_url=prometheus_url,
             prometheus_timeout_seconds=prometheus_timeout_seconds,

@@ -66,6 +66,7 @@ def run_server(settings: Settings, *, access_log: bool) -> None:
         _serve_in_processes(settings, access_log=access_log)
         return
     app = create_app(settings, reconciler=Placement.CHILD)
+    RunaiHttpProtocol.configure(settings)
     _announce(app.state.bootstrap, settings)
     tune_garbage_collection()
     log.info("listening on http://%s:%d", settings.host, settings.port)
@@ -131,6 +132,7 @@ def api_process() -> FastAPI:
     settings = Settings.model_validate_json(os.environ[API_SETTINGS])
     configure_logging(settings)
     use_directory(settings.data_dir / PROMETHEUS_DIRECTORY, fresh=False)
+    RunaiHttpProtocol.configure(settings)
     try:
         app = create_app(settings, reconciler=Placement.SIBLING)
     except Exception:  # the server's parent then stops, rather than start it again and again

@@ -280,6 +280,12 @@ def _sandboxes(settings: Settings) -> SandboxPolicy:
             "refused, LOCKSTEP_SANDBOX=off runs them unisolated",
             policy.sandboxing.problem,
         )
+    if policy.networking is not None and not policy.networking.available:
+        log.warning(
+            "pods share this machine's network, its loopback included: %s; "
+            "LOCKSTEP_POD_NETWORK=host says that this is meant",
+            policy.networking.problem,
+        )
     return policy
 
 

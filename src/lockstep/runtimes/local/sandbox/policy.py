@@ -73,9 +73,10 @@ CONTAINER_CAPABILITIES = (
     "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT",
 )  # fmt: skip
 """The capabilities a pod keeps unless its spec adds others: a container runtime's defaults
-(containerd's) but NET_RAW. A local pod shares this machine's network, where raw sockets would
-read every pod's and lockstep's loopback traffic; its spec may add NET_RAW where its project's
-Pod Security level allows it (privileged)."""
+(containerd's) but NET_RAW. A local pod may share this machine's network (LOCKSTEP_POD_NETWORK
+host, or where it can have no network of its own), where raw sockets would read every pod's and
+lockstep's loopback traffic; its spec may add NET_RAW where its project's Pod Security level
+allows it (privileged)."""
 
 ROOT_LAYER = "rootfs"
 """The directory, in a pod's own, of its root's copy-on-write layer."""
