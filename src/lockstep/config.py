@@ -239,6 +239,12 @@ class Settings(BaseSettings):
     list_items_remembered: int = Field(default=20_000, ge=0)
     """How many workloads' list items the API remembers as rendered (about a kilobyte each;
     services/workload_list.py)."""
+    max_connections: int = Field(default=4096, ge=16, le=1_000_000)
+    """The most connections one API process keeps open at once; one more is answered 503
+    and closed (api/http_protocol.py)."""
+    header_timeout_seconds: float = Field(default=10.0, gt=0, le=3600)
+    """How long a client has to send a request's line and headers, from when it connected or
+    was last answered; past it, 408 and the connection closed."""
     max_watch_streams: int = Field(default=100, ge=1)
     """The most change streams (`GET /api/v1/workloads?watch=true`) open at once; beyond, 503."""
     max_watch_streams_per_caller: int = Field(default=10, ge=1)
