@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from lockstep.config import Settings
 from tests.conftest import in_process, make_settings, running
 from tests.support.api import Api, poll
 from tests.support.pods import pod_log
@@ -79,7 +80,7 @@ def test_a_pod_reaches_no_service_on_this_machines_loopback(
         assert "reached" not in found.values(), found
 
 
-def test_the_pods_of_a_workload_reach_each_other(api: Api) -> None:
+def test_the_pods_of_a_workload_reach_each_other(api: Api, settings: Settings) -> None:
     """The worker connects to its master at MASTER_ADDR:MASTER_PORT, as torchrun would."""
     code = (
         "import json, os, socket\n"
@@ -107,6 +108,10 @@ def test_the_pods_of_a_workload_reach_each_other(api: Api) -> None:
     assert done["phase"] == "Completed", done["phaseMessage"]
     assert printed(api, done) == "served"
     assert printed(api, done, "worker-0") == "from the master"
+    # Once no pod of it runs, the workload's network is gone, and its pasta with it.
+    workload_dir = settings.runtime_dir / done["id"]
+    poll(lambda: not (workload_dir / "netns").exists() or None, timeout=30, what="no network")
+    assert not (workload_dir / "pasta.pid").exists()
 
 
 @pytest.fixture

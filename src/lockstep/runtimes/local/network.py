@@ -12,8 +12,9 @@ The workload's machine ports (`ports`, `exposedUrls`: `LOCKSTEP_HOST_PORT_<n>`) 
 from this machine's loopback into the namespace at the same number (pasta `-t`), so readiness
 probes and URLs reach the pods as before; the loopback ports of this machine an administrator
 lets pods reach (`LOCKSTEP_POD_HOST_PORTS`) are forwarded the other way (pasta `-T`), and no
-other. The namespace outlives lockstep's restarts, as its pods do, and goes with its workload's
-directory: detached and removed, it ends its pasta, which quits once the file is gone.
+other. The namespace outlives lockstep's restarts, as its pods do, and goes once none of its pods
+runs (a pod started again makes it anew) or with its workload's directory: detached and
+removed, with its pasta ended.
 
 Needs lockstep to run as root (a namespace bound to a file, pasta joining it). Used by the
 local runtime (`ensure` before a sandboxed pod starts, `enter` in front of its sandbox).

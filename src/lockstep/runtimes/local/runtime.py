@@ -242,6 +242,10 @@ class LocalRuntime:
                 status = self._status(files)
                 if status is not None:
                     statuses.append(status)
+            if all(status.phase is not PodPhase.RUNNING for status in statuses):
+                # Nothing of the workload runs: its network goes (a pod started again makes
+                # it anew), rather than a pasta idling on for each finished workload.
+                network.release(directory)
             return statuses
 
     def restart(
