@@ -111,7 +111,10 @@ async def measure(running: Server, options: argparse.Namespace) -> dict[str, flo
 
 
 def run(backend: str, source: Path | None, options: argparse.Namespace) -> dict[str, float]:
-    settings = {"LOCKSTEP_MAX_WATCH_STREAMS": str(options.streams + 10)}
+    settings = {
+        "LOCKSTEP_MAX_WATCH_STREAMS": str(options.streams + 10),
+        "LOCKSTEP_MAX_WATCH_STREAMS_PER_CALLER": str(options.streams + 10),  # one caller opens all
+    }
     with store(backend) as url, server(url, source=source, settings=settings) as running:
         for index in range(SEEDED):
             running.call(

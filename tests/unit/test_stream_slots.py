@@ -1,12 +1,15 @@
 """Slots of open streams, per caller and in all: a caller past its share is refused while
 another is still served, a refusal names its limit, and a slot given back (once, however often
-it is released) makes room again."""
+it is released) makes room again; and the settings that bound them."""
 
 from __future__ import annotations
 
 import pytest
+from typer.testing import CliRunner
 
 from lockstep.auth.tokens import Principal
+from lockstep.cli.main import app
+from lockstep.config import Settings
 from lockstep.domain.errors import TooManyRequests
 from lockstep.domain.identity import SubjectType
 from lockstep.services.stream_slots import Limit, StreamSlots
@@ -61,3 +64,27 @@ def test_without_an_overall_limit_only_shares_count() -> None:
     for slot in taken:
         slot.release()
     assert counted.held() == 0
+
+
+def test_the_stream_limits_are_set_by_their_variables_or_flags_of_serve(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    defaults = Settings()
+    assert (defaults.max_log_streams, defaults.max_log_streams_per_caller) == (200, 20)
+    assert (defaults.max_watch_streams, defaults.max_watch_streams_per_caller) == (100, 10)
+    monkeypatch.setenv("LOCKSTEP_MAX_LOG_STREAMS", "50")
+    monkeypatch.setenv("LOCKSTEP_MAX_LOG_STREAMS_PER_CALLER", "5")
+    monkeypatch.setenv("LOCKSTEP_MAX_WATCH_STREAMS_PER_CALLER", "3")
+    chosen = Settings()
+    assert (chosen.max_log_streams, chosen.max_log_streams_per_caller) == (50, 5)
+    assert chosen.max_watch_streams_per_caller == 3
+    for flag, variable in (
+        ("--max-log-streams", "LOCKSTEP_MAX_LOG_STREAMS"),
+        ("--max-log-streams-per-caller", "LOCKSTEP_MAX_LOG_STREAMS_PER_CALLER"),
+        ("--max-watch-streams-per-caller", "LOCKSTEP_MAX_WATCH_STREAMS_PER_CALLER"),
+    ):
+        refused = CliRunner().invoke(app, ["serve", flag, "0"])
+        assert refused.exit_code == 2, refused.output
+        assert f"lockstep: {variable}: Input should be greater than or equal to 1" in (
+            refused.output
+        )

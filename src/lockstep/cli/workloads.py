@@ -20,6 +20,10 @@ from lockstep.cli.output import structured, table
 if TYPE_CHECKING:
     from lockstep.sdk import Client
 
+FOLLOWED_PODS = 16
+"""The most pods whose logs are followed at once: a server streams one caller at most 20 logs at
+once by default (LOCKSTEP_MAX_LOG_STREAMS_PER_CALLER), and the caller may be following others."""
+
 UUID = re.compile(r"^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
 
 
@@ -350,6 +354,13 @@ def print_logs(
     since: int | None,
     timestamps: bool,
 ) -> None:
+    if follow and len(pods) > FOLLOWED_PODS:
+        typer.echo(
+            f"following the logs of the first {FOLLOWED_PODS} of {len(pods)} pods (a server "
+            "streams one caller only so many at once); follow another with `logs --pod`",
+            err=True,
+        )
+        pods = pods[:FOLLOWED_PODS]
     lock = threading.Lock()
     width = max((len(p) for p in pods), default=0)
     failures: list[BaseException] = []

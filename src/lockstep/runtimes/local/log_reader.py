@@ -30,7 +30,7 @@ from lockstep.runtimes.local.log_collector import parse, stamp
 from lockstep.runtimes.local.state import PodFiles
 
 FOLLOW_POLL_SECONDS = 0.1
-CHUNK_BYTES = 64 * 1024
+CHUNK_BYTES = 16 * 1024
 """What one read takes of a log file, and about what one piece handed out holds."""
 LONGEST_LINE = 64 * 1024
 """A line longer than this (the collector writes none: it cuts lines at 16 KiB) is handed out
