@@ -191,6 +191,61 @@ def test_a_home_the_pod_swaps_for_a_link_is_not_what_its_restart_mounts(
     ]
 
 
+def test_a_host_path_the_pod_swaps_for_a_link_is_not_what_its_restart_mounts(
+    api: Api, settings: Settings, tmp_path: Path
+) -> None:
+    """A pod of a baseline project mounts a directory an administrator allowed writable
+    (under /var/tmp here) and, at a second path, a directory in it. The first run puts a link
+    to a directory outside what was allowed in place of the second, and fails; the restart
+    must not mount where the link leads: the pod is refused, naming the hostPath. (Another
+    workload that mounts the directory above could put the link there as well.)"""
+    shared = tmp_path / "shared"
+    (shared / "data").mkdir(parents=True)
+    outside = Path("/opt") / f"lockstep-outside-{secrets.token_hex(4)}"
+    outside.mkdir()
+    (outside / "secret").write_text("the host's secret\n")
+    try:
+        code = (
+            "if os.environ['RANK'] != '0':\n"
+            "    sys.exit(0)  # the master alone\n"
+            "if not os.path.exists('/scratch/data.old'):\n"
+            "    os.rename('/scratch/data', '/scratch/data.old')\n"
+            "    os.symlink(os.environ['OUTSIDE'], '/scratch/data')\n"
+            "    print(json.dumps('swapped'), flush=True)\n"
+            "    sys.exit(1)\n"
+            "print(json.dumps(sorted(os.listdir('/data'))), flush=True)\n"
+        )
+        storage = {
+            "hostPath": [
+                {"path": str(shared), "mountPath": "/scratch", "readOnly": False},
+                {
+                    "path": str(shared / "data"),
+                    "mountPath": "/data",
+                    "readOnly": True,
+                    # Not a private mount of its own, which would stand in the way of a rename.
+                    "mountPropagation": "HostToContainer",
+                },
+            ]
+        }
+        done = attack(
+            api,
+            settings,
+            "swaps-host-path",
+            code,
+            backoffLimit=2,
+            storage=storage,
+            environmentVariables=[{"name": "OUTSIDE", "value": str(outside)}],
+        )
+        assert done["phase"] == "Failed"
+        assert "a symbolic link now stands where the hostPath was" in done["phaseMessage"]
+        assert str(shared / "data") in done["phaseMessage"]
+        assert master_log(api, done) == ['"swapped"']
+        assert (outside / "secret").read_text() == "the host's secret\n"
+    finally:
+        (outside / "secret").unlink()
+        outside.rmdir()
+
+
 def started(files: PodFiles) -> PodState | None:
     state = files.read_state()
     return state if state.pid is not None else None

@@ -46,10 +46,12 @@ from lockstep.runtimes.local.sandbox import environment
 from lockstep.runtimes.local.sandbox.asked import shared_mount_paths
 from lockstep.runtimes.local.sandbox.limits import Confined, Confinement
 from lockstep.runtimes.local.sandbox.policy import (
+    HOST_PATH_MOVED,
     SECCOMP_FD,
     SandboxPolicy,
     fresh_root_layer,
     make_mount_points,
+    moved_host_paths,
     seccomp_descriptor,
 )
 from lockstep.runtimes.local.state import (
@@ -472,6 +474,8 @@ class LocalRuntime:
         sandbox, policy = launch.sandbox, self._sandboxes
         if sandbox is None or policy is None or policy.sandboxing is None:
             raise PodStartError("the pod's sandbox is gone: lockstep now runs without one")
+        if moved := moved_host_paths(launch):
+            raise PodStartError(f"storage: {HOST_PATH_MOVED}{', '.join(moved)}")
         if sandbox.network is not None:
             if policy.networking is None or not policy.networking.available:
                 raise PodStartError("the pod's network is gone: lockstep now runs without one")

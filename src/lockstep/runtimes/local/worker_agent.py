@@ -40,7 +40,12 @@ from typing import Any
 from lockstep.runtimes.local.pod_launch import WORKLOAD_DIR, Launch
 from lockstep.runtimes.local.processes import POD_MARKER
 from lockstep.runtimes.local.sandbox import environment
-from lockstep.runtimes.local.sandbox.policy import fresh_root_layer, seccomp_descriptor
+from lockstep.runtimes.local.sandbox.policy import (
+    HOST_PATH_MOVED,
+    fresh_root_layer,
+    moved_host_paths,
+    seccomp_descriptor,
+)
 from lockstep.runtimes.local.sandbox.probe import Sandboxing, probe
 from lockstep.runtimes.local.state import PodFiles, read_json
 
@@ -134,6 +139,8 @@ def _run(argv: Sequence[str], connection: socket.socket, pod: _Pod) -> int | Non
     passed: list[int] = []
     if launch.sandbox is None:
         cwd = launch.working_dir or str(files.work)
+    elif moved := moved_host_paths(launch):
+        raise OSError(f"storage: {HOST_PATH_MOVED}{', '.join(moved)}")
     else:
         if sandboxing is None or not sandboxing.available:
             reason = "no sandbox" if sandboxing is None else sandboxing.problem

@@ -187,7 +187,14 @@ class SandboxPolicy:
             else volume
             for volume in volumes_of(spec)
         ]
-        self.check_host_paths(volumes, workload.pod_security)
+        # Each hostPath bound at the path it resolves to now, checked; see `moved_host_paths`.
+        resolved = self.check_host_paths(volumes, workload.pod_security)
+        volumes = [
+            dataclasses.replace(volume, source=resolved[volume.source])
+            if volume.kind is VolumeKind.HOST_PATH and volume.source in resolved
+            else volume
+            for volume in volumes
+        ]
         # Of lockstep's data directory, veiled, the pod sees its own directory alone (see
         # state.py: the rest of its pod's and workload's directories is lockstep's), bound
         # back at its path even where it lies under /tmp, which the sandbox replaces with its
@@ -261,15 +268,20 @@ class SandboxPolicy:
             unapplied=launch.unapplied + unapplied,
         )
 
-    def check_host_paths(self, volumes: Sequence[VolumeAsk], level: PodSecurityLevel) -> None:
-        """`PodStartError` for a hostPath of a baseline project that resolves, through a
-        symbolic link made since it was submitted, to a path no administrator allowed."""
-        if level is PodSecurityLevel.PRIVILEGED:
-            return
+    def check_host_paths(
+        self, volumes: Sequence[VolumeAsk], level: PodSecurityLevel
+    ) -> dict[str, str]:
+        """Where each hostPath resolves to now, by its path; `PodStartError` for one of a
+        baseline project that resolves, through a symbolic link made since it was submitted,
+        to a path no administrator allowed."""
+        found: dict[str, str] = {}
         for volume in volumes:
             if volume.kind is not VolumeKind.HOST_PATH or volume.source is None:
                 continue
             resolved = PurePosixPath(os.path.realpath(volume.source))
+            found[volume.source] = str(resolved)
+            if level is PodSecurityLevel.PRIVILEGED:
+                continue
             allowance = next((a for a in self.allowed_host_paths if a.covers(resolved)), None)
             if allowance is None or (not volume.read_only and not allowance.writable):
                 raise PodStartError(
@@ -277,6 +289,7 @@ class SandboxPolicy:
                     f"project's Pod Security level ({level}) does not allow"
                     + ("" if allowance is None else " writable")
                 )
+        return found
 
     def root_layer(self, security: SecurityAsk, pod_dir: Path) -> RootLayer | None:
         """The pod's root of its own, where this machine can give one and the root is not
@@ -330,8 +343,25 @@ class SandboxPolicy:
         )
 
 
+HOST_PATH_MOVED = "a symbolic link now stands where the hostPath was when the pod was made: "
+"""How a pod whose hostPath moved (`moved_host_paths`) is told so."""
+
 MPI_FILES = "/etc/mpi"
 """Where sandboxed MPI pods find the hostfile and agent, as in Kubeflow's launcher."""
+
+
+def moved_host_paths(launch: Launch) -> list[str]:
+    """The hostPaths of a launch that no longer are the paths they resolve to. Each was bound
+    at its real path, checked, when the launch was made; a link put since in one of the
+    directories it passes through (by a pod that writes there, say) would lead bwrap, which
+    binds it as root, elsewhere: such a pod is not started again."""
+    return [
+        str(volume.source)
+        for volume in launch.volumes
+        if volume.kind is VolumeKind.HOST_PATH
+        and volume.source is not None
+        and os.path.realpath(volume.source) != volume.source
+    ]
 
 
 def private_host_paths(volumes: Sequence[VolumeAsk]) -> list[str]:
