@@ -1,8 +1,13 @@
 """Pod logs on the Kubernetes runtime: what `GET …/pods/{podName}/logs` returns, read from the
 cluster's pod log endpoint (tail, since, timestamps and follow passed on).
 
-The cluster client reads synchronously, so each line is awaited from a worker thread. Used by
-the API when lockstep drives a cluster (the local runtime's logs are files: log_reader.py).
+The cluster client reads synchronously, so each stream is read by a thread of its own (a
+daemon: a stream that waits on the cluster never holds up the server's exit), which hands its
+lines to the stream through a small queue: a reader that does not read stops its thread after
+`QUEUE_LINES` lines, and a quiet `follow` stream holds its own thread, never one of the pool
+the API's other work (the store's calls) runs on. How many streams run at once is bounded by
+the API (LOCKSTEP_MAX_LOG_STREAMS). Used by the API when lockstep drives a cluster (the local
+runtime's logs are files: log_reader.py).
 """
 
 from __future__ import annotations
@@ -10,11 +15,16 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import math
-from collections.abc import AsyncIterator, Callable
+import threading
+from collections.abc import AsyncIterator, Callable, Generator
 
 from lockstep.domain.clock import Clock
 from lockstep.runtimes.base import LogQuery
 from lockstep.runtimes.kubernetes.cluster import Cluster
+
+QUEUE_LINES = 64
+"""The lines read ahead of a reader, at most."""
+_END = object()
 
 
 class ClusterLogReader:
@@ -41,11 +51,55 @@ class ClusterLogReader:
             since_seconds=since_seconds,
             timestamps=query.timestamps,
         )
+        queue: asyncio.Queue[object] = asyncio.Queue(QUEUE_LINES)
+        gone = threading.Event()
+        reader = threading.Thread(
+            target=_read,
+            args=(lines, queue, asyncio.get_running_loop(), gone),
+            name=f"lockstep-log-{pod_name}",
+            daemon=True,
+        )
+        reader.start()
         try:
-            while (line := await asyncio.to_thread(next, lines, None)) is not None:
-                yield line
+            while (line := await queue.get()) is not _END:
+                if isinstance(line, BaseException):
+                    raise line
+                yield str(line)
         finally:
-            # A reader gone while a line is awaited leaves the generator running in its
-            # thread: it is closed when that line (or the end of the pod) comes.
-            with contextlib.suppress(ValueError):
-                lines.close()
+            # A reader gone while a line is awaited leaves the thread reading: it stops at
+            # its next line (or the end of the pod), and the cluster's stream is closed then.
+            gone.set()
+            with contextlib.suppress(asyncio.QueueEmpty):
+                queue.get_nowait()  # room for a thread waiting to hand a line over
+
+
+def _read(
+    lines: Generator[str, None, None],
+    queue: asyncio.Queue[object],
+    loop: asyncio.AbstractEventLoop,
+    gone: threading.Event,
+) -> None:
+    """Hand the stream's lines to `queue` (in `loop`) until they end or the reader is gone."""
+
+    def hand(item: object) -> bool:
+        if gone.is_set():
+            return False
+        future = asyncio.run_coroutine_threadsafe(queue.put(item), loop)
+        while not gone.is_set():
+            with contextlib.suppress(TimeoutError):
+                future.result(timeout=1.0)
+                return True
+        future.cancel()
+        return False
+
+    try:
+        for line in lines:
+            if not hand(line):
+                break
+        else:
+            hand(_END)
+    except Exception as error:  # the cluster's, raised where the stream is read
+        hand(error)
+    finally:
+        with contextlib.suppress(Exception):
+            lines.close()
