@@ -163,16 +163,29 @@ def test_host(tmp_path: Path) -> Iterator[tuple[str, bytes]]:
         subprocess.run(["ip", "netns", "delete", name], capture_output=True, check=False)
 
 
-def test_a_pod_downloads_through_its_outbound_path(api: Api, test_host: tuple[str, bytes]) -> None:
+def test_a_pod_downloads_through_its_outbound_path_but_reaches_no_address_of_this_machine(
+    api: Api, test_host: tuple[str, bytes]
+) -> None:
+    """The veth's end on this machine gives it an address of its own, at which a service of
+    this machine listens: the pod downloads from the test host, and does not reach it."""
     url, payload = test_host
-    code = (
-        "import hashlib, json, urllib.request\n"
-        f"data = urllib.request.urlopen({url!r}, timeout=20).read()\n"
-        "print(json.dumps(hashlib.sha256(data).hexdigest()), flush=True)\n"
-    )
-    done = run(api, "downloads", code)
+    own_address = url.split("//")[1].split(":")[0].rsplit(".", 1)[0] + ".1"
+    with socket.socket() as service:
+        service.bind(("0.0.0.0", 0))
+        service.listen(16)
+        port = service.getsockname()[1]
+        socket.create_connection((own_address, port), timeout=2).close()
+        code = TRIES + (
+            "import hashlib, urllib.request\n"
+            f"data = urllib.request.urlopen({url!r}, timeout=20).read()\n"
+            "print(json.dumps([hashlib.sha256(data).hexdigest(), "
+            f"reach({own_address!r}, {port})]))\n"
+        )
+        done = run(api, "downloads", code)
     assert done["phase"] == "Completed", done["phaseMessage"]
-    assert printed(api, done) == hashlib.sha256(payload).hexdigest()
+    digest, reached = printed(api, done)
+    assert digest == hashlib.sha256(payload).hexdigest()
+    assert reached != "reached"
 
 
 @pytest.fixture
@@ -221,15 +234,29 @@ def test_a_pod_reaches_the_loopback_ports_an_administrator_allows_alone(
 
 def test_pods_of_two_workloads_are_in_different_networks(api: Api) -> None:
     """Each pod's network namespace is its workload's: the same for a workload's two pods,
-    another for another workload's, and never this machine's."""
-    code = "import os, time\nprint(os.readlink('/proc/self/ns/net'), flush=True)\n"
-    seen = []
-    for name in ("first", "second"):
-        done = run(api, name, code)
-        assert done["phase"] == "Completed", done["phaseMessage"]
-        master = pod_log(api, done["id"], f"{name}-master-0").splitlines()[-1]
-        worker = pod_log(api, done["id"], f"{name}-worker-0").splitlines()[-1]
-        assert master == worker
-        seen.append(master)
-    assert len(set(seen)) == 2
-    assert str(Path("/proc/self/ns/net").readlink()) not in seen
+    another for another workload's running beside it, and never this machine's."""
+    prints = "import os, time\nprint(os.readlink('/proc/self/ns/net'), flush=True)\n"
+    first = api.create(
+        distributed(
+            api.cluster_id(), name="first", workers=1, args=python(prints + "time.sleep(600)")
+        )
+    )["workloadId"]
+
+    def namespaces(workload_id: str, name: str) -> list[str] | None:
+        """What each pod of the workload printed, once both have (None until then)."""
+        found = []
+        for pod in ("master-0", "worker-0"):
+            logs = api.get(f"/api/v1/workloads/{workload_id}/pods/{name}-{pod}/logs")
+            found.append(logs.text.strip() if logs.status_code == 200 else "")
+        return found if all(found) else None
+
+    running = poll(lambda: namespaces(first, "first"), timeout=60, what="the first's pods")
+    done = run(api, "second", prints)
+    assert done["phase"] == "Completed", done["phaseMessage"]
+    beside = namespaces(done["id"], "second")
+    assert beside is not None
+    assert len(set(running)) == 1 and len(set(beside)) == 1  # a workload's pods share one
+    assert running[0] != beside[0]
+    assert str(Path("/proc/self/ns/net").readlink()) not in (running[0], beside[0])
+    assert api.delete(f"/api/v1/workloads/distributed/{first}").status_code in (200, 202)
+    api.wait_gone(first)

@@ -12,9 +12,11 @@ The workload's machine ports (`ports`, `exposedUrls`: `LOCKSTEP_HOST_PORT_<n>`) 
 from this machine's loopback into the namespace at the same number (pasta `-t`), so readiness
 probes and URLs reach the pods as before; the loopback ports of this machine an administrator
 lets pods reach (`LOCKSTEP_POD_HOST_PORTS`) are forwarded the other way (pasta `-T`), and no
-other. The namespace outlives lockstep's restarts, as its pods do, and goes once none of its pods
-runs (a pod started again makes it anew) or with its workload's directory: detached and
-removed, with its pasta ended.
+other. The machine's other addresses (a second interface's, a bridge's) would lead pasta to its
+services that listen on every address: each is a blackhole route in the namespace, which its
+pods, holding no CAP_NET_ADMIN there, cannot change. The namespace outlives lockstep's
+restarts, as its pods do, and goes once none of its pods runs (a pod started again makes it
+anew) or with its workload's directory: detached and removed, with its pasta ended.
 
 Needs lockstep to run as root (a namespace bound to a file, pasta joining it). Used by the
 local runtime (`ensure` before a sandboxed pod starts, `enter` in front of its sandbox).
@@ -23,6 +25,7 @@ local runtime (`ensure` before a sandboxed pod starts, `enter` in front of its s
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -88,6 +91,8 @@ def ensure(networking: Networking, workload_dir: Path, forwarded: Sequence[int])
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         os.close(descriptor)
         _run([networking.unshare or "unshare", f"--net={path}", "true"], "make its namespace")
+        routes = "".join(f"route add blackhole {address}\n" for address in host_addresses())
+        _run([*enter(networking, workload_dir), "ip", "-force", "-batch", "-"], "route", routes)
     if _pasta_of(workload_dir) is None:
         _run(pasta_command(networking, workload_dir, forwarded), "start pasta")
 
@@ -158,10 +163,39 @@ def _pasta_of(workload_dir: Path) -> int | None:
     return pid if command.startswith(("pasta", "passt")) else None  # passt.avx2, …
 
 
-def _run(line: Sequence[str], what: str) -> None:
+def host_addresses() -> list[str]:
+    """This machine's own addresses but its loopback's and link-local ones, each as a
+    one-address prefix (`192.0.2.2/32`)."""
     try:
         done = subprocess.run(
-            line, capture_output=True, text=True, timeout=START_SECONDS, check=False
+            ["ip", "-json", "address", "show"],
+            capture_output=True,
+            text=True,
+            timeout=START_SECONDS,
+            check=True,
+        )
+        links = json.loads(done.stdout)
+    except (OSError, subprocess.SubprocessError, ValueError):
+        return []
+    found = []
+    for link in links:
+        for address in link.get("addr_info", ()):
+            if address.get("scope") != "global":
+                continue
+            width = 32 if address.get("family") == "inet" else 128
+            found.append(f"{address['local']}/{width}")
+    return found
+
+
+def _run(line: Sequence[str], what: str, feed: str | None = None) -> None:
+    try:
+        done = subprocess.run(
+            line,
+            input=feed,
+            capture_output=True,
+            text=True,
+            timeout=START_SECONDS,
+            check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as error:
         raise PodStartError(f"the workload's network: could not {what}: {error}") from error
