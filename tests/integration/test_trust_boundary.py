@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import json
 import secrets
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,10 @@ from typing import Any
 import pytest
 
 from lockstep.config import Settings
+from lockstep.runtimes.base import PodStartError
+from lockstep.runtimes.local.sandbox import host_paths
+from lockstep.runtimes.local.sandbox.definition import Mount, SandboxSpec
+from lockstep.runtimes.local.sandbox.probe import probe
 from lockstep.runtimes.local.state import PodFiles, PodState
 from tests.conftest import make_settings
 from tests.support.api import Api, poll
@@ -314,3 +319,47 @@ def test_the_specs_environment_reaches_the_pod_alone(
         for leftover in tools.iterdir():
             leftover.unlink()
         tools.rmdir()
+
+
+@pytest.mark.parametrize("private", [True, False], ids=["private", "host-to-container"])
+def test_a_host_path_swapped_after_its_check_is_still_the_one_bound(
+    tmp_path: Path, victim: Path, private: bool
+) -> None:
+    """The race the check before each start leaves: the hostPath is pinned (opened and checked),
+    then swapped for a link to a directory of the host's before bwrap runs. bwrap binds the
+    pinned directory, not where the link now leads (with a private mount first, or without)."""
+    sandboxing = probe(try_layers=False)
+    assert sandboxing.available, sandboxing.problem
+    shared = tmp_path / "data"
+    shared.mkdir()
+    (shared / "mine").write_text("the pod's own\n")
+    source = str(shared)
+    spec = SandboxSpec(
+        mounts=(Mount("/data", source=source, read_only=True),),
+        private_sources=(source,) if private else (),
+    )
+    pinned = host_paths.pin(
+        [source], private=spec.private_sources, staging=tmp_path / "staging", in_place=True
+    )
+    try:
+        shared.rename(tmp_path / "data.old")
+        shared.symlink_to(victim.parent)  # the swap, after the check
+        line = sandboxing.command(spec, ["ls", "/data"], host_paths=pinned.host_paths)
+        listed = subprocess.run(
+            line,
+            pass_fds=[descriptor for descriptor, _ in pinned.opened],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=True,
+        )
+    finally:
+        host_paths.close(pinned.opened)
+    assert listed.stdout.split() == ["mine"]
+
+
+def test_a_host_path_that_is_a_link_is_not_pinned(tmp_path: Path, victim: Path) -> None:
+    (tmp_path / "data").symlink_to(victim.parent)
+    for source in (str(tmp_path / "data"), str(tmp_path / "data" / "secret")):
+        with pytest.raises(PodStartError, match="a symbolic link now stands where the hostPath"):
+            host_paths.pin([source], private=(), staging=tmp_path / "staging")

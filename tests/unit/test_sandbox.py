@@ -34,6 +34,7 @@ from lockstep.runtimes.local.sandbox.definition import (
     SandboxSpec,
     veil,
 )
+from lockstep.runtimes.local.sandbox.host_paths import HostPaths
 from lockstep.runtimes.local.sandbox.policy import CONTAINER_CAPABILITIES, SandboxPolicy
 from lockstep.runtimes.local.sandbox.probe import Sandboxing, machine_file_systems
 from lockstep.schemas.distributed import WorkerSpec
@@ -254,8 +255,27 @@ def test_private_host_paths_are_made_private_in_a_namespace_before_bwrap() -> No
     line = command(sandbox, ["true"], unshare="/usr/bin/unshare")
     assert line[2:6] == ["/usr/bin/unshare", "--mount", "--propagation", "slave"]
     script = line.index("lockstep-sandbox")
-    assert line[script + 1 : script + 5] == ["private", "/srv/a", "--", "bwrap"]
+    assert line[script + 1 : script + 6] == ["private", "/srv/a", "/srv/a", "--", "bwrap"]
+    assert line[line.index("/data") - 2 : line.index("/data") + 1] == ["--bind", "/srv/a", "/data"]
     assert command(SandboxSpec(), ["true"])[2] == "bwrap"
+
+
+def test_pinned_host_paths_are_bound_from_their_descriptors_or_their_private_places() -> None:
+    """Nothing between the check and the mount goes by the hostPath's path."""
+    sandbox = SandboxSpec(
+        mounts=(
+            Mount("/data", source="/srv/a"),
+            Mount("/seen", source="/srv/b", read_only=True),
+        ),
+        private_sources=("/srv/a",),
+    )
+    pinned = HostPaths(descriptors={"/srv/a": 6, "/srv/b": 7}, staged={"/srv/a": "/x/hp/6"})
+    line = command(sandbox, ["true"], host_paths=pinned)
+    script = line.index("lockstep-sandbox")
+    assert line[script + 1 : script + 4] == ["private", "/proc/self/fd/6", "/x/hp/6"]
+    assert line[line.index("/data") - 2 : line.index("/data") + 1] == ["--bind", "/x/hp/6", "/data"]
+    assert line[line.index("/seen") - 2 : line.index("/seen") + 1] == ["--ro-bind-fd", "7", "/seen"]
+    assert "/srv/a" not in line and "/srv/b" not in line
 
 
 def test_host_paths_are_private_unless_host_to_container_and_only_root_can_make_them() -> None:

@@ -42,16 +42,15 @@ from lockstep.runtimes.local.pod_launch import (
 from lockstep.runtimes.local.ports import WorkloadPorts, allocate
 from lockstep.runtimes.local.probes import Prober
 from lockstep.runtimes.local.processes import POD_MARKER
-from lockstep.runtimes.local.sandbox import environment
+from lockstep.runtimes.local.sandbox import environment, host_paths
 from lockstep.runtimes.local.sandbox.asked import shared_mount_paths
 from lockstep.runtimes.local.sandbox.limits import Confined, Confinement
 from lockstep.runtimes.local.sandbox.policy import (
-    HOST_PATH_MOVED,
     SECCOMP_FD,
     SandboxPolicy,
     fresh_root_layer,
+    host_path_sources,
     make_mount_points,
-    moved_host_paths,
     seccomp_descriptor,
 )
 from lockstep.runtimes.local.state import (
@@ -474,8 +473,6 @@ class LocalRuntime:
         sandbox, policy = launch.sandbox, self._sandboxes
         if sandbox is None or policy is None or policy.sandboxing is None:
             raise PodStartError("the pod's sandbox is gone: lockstep now runs without one")
-        if moved := moved_host_paths(launch):
-            raise PodStartError(f"storage: {HOST_PATH_MOVED}{', '.join(moved)}")
         if sandbox.network is not None:
             if policy.networking is None or not policy.networking.available:
                 raise PodStartError("the pod's network is gone: lockstep now runs without one")
@@ -506,6 +503,12 @@ class LocalRuntime:
             # in the workload's network, where the launcher's remote starts reach its socket
             argv = [*network.enter(policy.networking, self._root / workload_id), *argv]
         if not launch.worker_agent:
+            pinned = host_paths.pin(
+                host_path_sources(launch),
+                private=sandbox.private_sources,
+                staging=PodFiles(places.pod_dir).host_paths,
+            )
+            inherited.extend(processes.Inherited(*pair) for pair in pinned.opened)
             if sandbox.seccomp:
                 kept = sandbox.capabilities or ()
                 inherited.append(processes.Inherited(seccomp_descriptor(kept), SECCOMP_FD))
@@ -514,6 +517,7 @@ class LocalRuntime:
                 launch.argv,
                 seccomp_fd=SECCOMP_FD if sandbox.seccomp else None,
                 env_fd=environment.ENVIRONMENT_FD,
+                host_paths=pinned.host_paths,
             )
         if remote:
             argv = setup_command(

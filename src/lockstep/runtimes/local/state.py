@@ -14,6 +14,7 @@
     <root>/<workload id>/<pod>/rootfs/       the copy-on-write layer of the pod's own root
     <root>/<workload id>/<pod>/volumes/      the volumes lockstep makes for the pod
     <root>/<workload id>/<pod>/home/         its home directory (createHomeDir)
+    <root>/<workload id>/<pod>/hostpaths/    where its private hostPaths are bound first
     <root>/<workload id>/<pod>/work/         the pod's own directory (see below)
 
 The trust boundary runs through this tree. Everything in it is lockstep's and out of every
@@ -138,6 +139,11 @@ class PodFiles:
         """The pod's own directory, bound read-write into its sandbox: nothing in it is
         trusted, nor read by lockstep."""
         return self.directory / WORK_DIRECTORY
+
+    @property
+    def host_paths(self) -> Path:
+        """Where the pod's private hostPaths are bound first (sandbox/host_paths.py)."""
+        return self.directory / "hostpaths"
 
     @property
     def home(self) -> Path:

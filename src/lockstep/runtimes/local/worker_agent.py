@@ -37,13 +37,13 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.pod_launch import WORKLOAD_DIR, Launch
 from lockstep.runtimes.local.processes import POD_MARKER
-from lockstep.runtimes.local.sandbox import environment
+from lockstep.runtimes.local.sandbox import environment, host_paths
 from lockstep.runtimes.local.sandbox.policy import (
-    HOST_PATH_MOVED,
     fresh_root_layer,
-    moved_host_paths,
+    host_path_sources,
     seccomp_descriptor,
 )
 from lockstep.runtimes.local.sandbox.probe import Sandboxing, probe
@@ -139,8 +139,6 @@ def _run(argv: Sequence[str], connection: socket.socket, pod: _Pod) -> int | Non
     passed: list[int] = []
     if launch.sandbox is None:
         cwd = launch.working_dir or str(files.work)
-    elif moved := moved_host_paths(launch):
-        raise OSError(f"storage: {HOST_PATH_MOVED}{', '.join(moved)}")
     else:
         if sandboxing is None or not sandboxing.available:
             reason = "no sandbox" if sandboxing is None else sandboxing.problem
@@ -149,6 +147,7 @@ def _run(argv: Sequence[str], connection: socket.socket, pod: _Pod) -> int | Non
         passed.append(environment.descriptor(pod_env))
         if launch.sandbox.seccomp:  # bwrap reads the filter from a descriptor it inherits
             passed.append(seccomp_descriptor(launch.sandbox.capabilities or ()))
+    pinned = _pinned(launch, files, passed)
     layer = None
     if launch.sandbox is not None and sandboxing is not None:
         sandbox = launch.sandbox
@@ -158,8 +157,10 @@ def _run(argv: Sequence[str], connection: socket.socket, pod: _Pod) -> int | Non
             own = dataclasses.replace(sandbox.root_layer, directory=layer)
             fresh_root_layer(own)
             sandbox = dataclasses.replace(sandbox, root_layer=own)
-        seccomp_fd = passed[1] if len(passed) > 1 else None
-        line = sandboxing.command(sandbox, line, seccomp_fd=seccomp_fd, env_fd=passed[0])
+        seccomp_fd = passed[1] if launch.sandbox.seccomp else None
+        line = sandboxing.command(
+            sandbox, line, seccomp_fd=seccomp_fd, env_fd=passed[0], host_paths=pinned
+        )
     try:
         child = subprocess.Popen(line, env=env, cwd=cwd, stdin=subprocess.DEVNULL, pass_fds=passed)
     finally:
@@ -179,6 +180,26 @@ def _run(argv: Sequence[str], connection: socket.socket, pod: _Pod) -> int | Non
         os.close(ended)
         if layer is not None:
             shutil.rmtree(layer, ignore_errors=True)
+
+
+def _pinned(launch: Launch, files: PodFiles, passed: list[int]) -> host_paths.HostPaths:
+    """The worker's hostPaths pinned for one command, their descriptors added to `passed`;
+    `OSError` (the command's refusal) for one that moved since the pod was made."""
+    if launch.sandbox is None:
+        return host_paths.HostPaths()
+    try:
+        pinned = host_paths.pin(
+            host_path_sources(launch),
+            private=launch.sandbox.private_sources,
+            staging=files.host_paths,
+            in_place=True,
+        )
+    except PodStartError as error:
+        for descriptor in passed:
+            os.close(descriptor)
+        raise OSError(str(error)) from error
+    passed.extend(descriptor for descriptor, _ in pinned.opened)
+    return pinned.host_paths
 
 
 def _of_this_workload(connection: socket.socket, workload_dir: Path) -> bool:

@@ -21,7 +21,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import PurePosixPath
 
-from lockstep.runtimes.local.sandbox.definition import MountKind, RootLayer, SandboxSpec
+from lockstep.runtimes.local.sandbox.definition import Mount, MountKind, RootLayer, SandboxSpec
+from lockstep.runtimes.local.sandbox.host_paths import HostPaths
 
 PRIVATE_TMPFS = ("/tmp", "/dev/shm")  # noqa: S108 - the sandbox's own, not this machine's
 ROOT = PurePosixPath("/")
@@ -38,6 +39,7 @@ def command(
     nsenter: str = "nsenter",
     seccomp_fd: int | None = None,
     env_fd: int | None = None,
+    host_paths: HostPaths | None = None,
 ) -> list[str]:
     """`argv` run inside the sandbox `spec` describes; with `env_fd`, in exactly the
     environment bwrap reads from that descriptor (`environment.descriptor`), not the one it
@@ -49,7 +51,8 @@ def command(
     pod's processes outside its process group end with it too: they are in its pid namespace,
     whose first process is bwrap's."""
     line = [] if spec.network is None else [nsenter, f"--net={spec.network}", "--"]
-    line += [env, "--ignore-signal=TERM", *_namespace_setup(spec, unshare=unshare)]
+    pinned = host_paths or HostPaths()
+    line += [env, "--ignore-signal=TERM", *_namespace_setup(spec, unshare=unshare, pinned=pinned)]
     line += [bwrap, "--die-with-parent", "--unshare-pid"]
     if env_fd is not None:
         line += ["--args", str(env_fd)]
@@ -82,15 +85,7 @@ def command(
                 line += ["--perms", "0755", "--dir", str(parent)]
                 made.add(parent)
         made = {path for path in made if target not in path.parents}
-        if mount.kind is MountKind.TMPFS:
-            if mount.size_bytes is not None:
-                line += ["--size", str(mount.size_bytes)]
-            perms = "0755" if mount.read_only else "1777"
-            line += ["--perms", perms, "--tmpfs", mount.target]
-        elif mount.source is None:
-            raise ValueError(f"the bind mount at {mount.target} has no source")
-        else:
-            line += ["--ro-bind" if mount.read_only else "--bind", mount.source, mount.target]
+        line += _mounted(mount, pinned)
     for mount in spec.mounts:  # once what is mounted in them is there
         if mount.kind is MountKind.TMPFS and mount.read_only:
             line += ["--remount-ro", mount.target]
@@ -107,6 +102,22 @@ def command(
     return [*line, env, "--default-signal=TERM", *argv]
 
 
+def _mounted(mount: Mount, pinned: HostPaths) -> list[str]:
+    """bwrap's arguments for one mount: a memory file system, or a bind — of a pinned hostPath,
+    from its descriptor or its private place of lockstep's; else from its path."""
+    if mount.kind is MountKind.TMPFS:
+        size = [] if mount.size_bytes is None else ["--size", str(mount.size_bytes)]
+        return [*size, "--perms", "0755" if mount.read_only else "1777", "--tmpfs", mount.target]
+    if mount.source is None:
+        raise ValueError(f"the bind mount at {mount.target} has no source")
+    bind = "--ro-bind" if mount.read_only else "--bind"
+    if mount.source in pinned.staged:
+        return [bind, pinned.staged[mount.source], mount.target]
+    if mount.source in pinned.descriptors:
+        return [f"{bind}-fd", str(pinned.descriptors[mount.source]), mount.target]
+    return [bind, mount.source, mount.target]
+
+
 def merged_root(layer: RootLayer) -> str:
     """Where the pod's root is assembled in its mount namespace, bound as / by bwrap."""
     return f"{layer.directory}/merged"
@@ -115,22 +126,27 @@ def merged_root(layer: RootLayer) -> str:
 _SETUP = (
     'fail() { echo "lockstep: $*" >&2; exit 1; }; '
     'while [ "$1" != -- ]; do case "$1" in '
-    'private) mount --bind "$2" "$2" && mount --make-private "$2" || '
-    'fail "could not keep the mounts of this machine out of $2"; shift 2;; '
+    'private) mount --bind "$2" "$3" && mount --make-private "$3" || '
+    'fail "could not keep the mounts of this machine out of $3"; shift 3;; '
     'layer) mount -t overlay -o "nodev,nosuid,lowerdir=$2,upperdir=$3,workdir=$4" lockstep-root '
     '"$5" || fail "could not give the pod a root of its own over $2"; shift 5;; '
     '*) fail "unknown step $1";; esac; done; shift; exec "$@"'
 )
 
 
-def _namespace_setup(spec: SandboxSpec, *, unshare: str) -> list[str]:
+def _namespace_setup(spec: SandboxSpec, *, unshare: str, pinned: HostPaths) -> list[str]:
     """What runs bwrap in a mount namespace of its own (a follower of this machine's, so
     nothing made in it leaks out), made ready first: each private source a private mount
-    (bound from there, it no longer receives this machine's later mounts), and the pod's root
-    layers overlaid. Nothing when neither is asked."""
+    (bound from there, it no longer receives this machine's later mounts) — bound from its
+    descriptor onto its place of lockstep's when it is pinned, else onto itself — and the pod's
+    root layers overlaid. Nothing when neither is asked."""
     steps: list[str] = []
     for source in spec.private_sources:
-        steps += ["private", source]
+        if source in pinned.staged:
+            descriptor = f"/proc/self/fd/{pinned.descriptors[source]}"
+            steps += ["private", descriptor, pinned.staged[source]]
+        else:
+            steps += ["private", source, source]
     if spec.root_layer is not None:
         steps += layer_steps(spec.root_layer)
     if not steps:

@@ -343,24 +343,17 @@ class SandboxPolicy:
         )
 
 
-HOST_PATH_MOVED = "a symbolic link now stands where the hostPath was when the pod was made: "
-"""How a pod whose hostPath moved (`moved_host_paths`) is told so."""
-
 MPI_FILES = "/etc/mpi"
 """Where sandboxed MPI pods find the hostfile and agent, as in Kubeflow's launcher."""
 
 
-def moved_host_paths(launch: Launch) -> list[str]:
-    """The hostPaths of a launch that no longer are the paths they resolve to. Each was bound
-    at its real path, checked, when the launch was made; a link put since in one of the
-    directories it passes through (by a pod that writes there, say) would lead bwrap, which
-    binds it as root, elsewhere: such a pod is not started again."""
+def host_path_sources(launch: Launch) -> list[str]:
+    """The hostPaths of a launch: each the real path it had, checked, when the launch was made
+    (see `host_paths.pin`, which holds them to it at every start)."""
     return [
         str(volume.source)
         for volume in launch.volumes
-        if volume.kind is VolumeKind.HOST_PATH
-        and volume.source is not None
-        and os.path.realpath(volume.source) != volume.source
+        if volume.kind is VolumeKind.HOST_PATH and volume.source is not None
     ]
 
 

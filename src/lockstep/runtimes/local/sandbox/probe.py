@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 
 from lockstep.runtimes.local.sandbox.bwrap import command, layer_directories
 from lockstep.runtimes.local.sandbox.definition import RootLayer, SandboxSpec
+from lockstep.runtimes.local.sandbox.host_paths import HostPaths
 
 GPU_DEVICE_PREFIXES = ("nvidia",)
 """Device nodes under /dev a pod with GPUs needs (nvidia0…, nvidiactl, nvidia-uvm, …)."""
@@ -65,6 +66,7 @@ class Sandboxing:
         *,
         seccomp_fd: int | None = None,
         env_fd: int | None = None,
+        host_paths: HostPaths | None = None,
     ) -> list[str]:
         """`bwrap.command` with the tools found on this machine."""
         return command(
@@ -77,6 +79,7 @@ class Sandboxing:
             nsenter=self.nsenter,
             seccomp_fd=seccomp_fd,
             env_fd=env_fd,
+            host_paths=host_paths,
         )
 
 
