@@ -12,10 +12,11 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
-import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from lockstep.runtimes.local.watchdog import Watchdog
 
 EVICTED = "Evicted"
 """The reason of a pod killed for its disk, as the kubelet gives it."""
@@ -50,45 +51,16 @@ class _Watched:
     limit: int
 
 
-class DiskWatchdog:
+class DiskWatchdog(Watchdog[_Watched]):
     """Tells `on_exceeded` of each pod whose writable layers hold more than its limit."""
 
     def __init__(self, on_exceeded: Callable[[str], None], *, every: float = CHECK_SECONDS) -> None:
-        self._on_exceeded = on_exceeded
-        self._every = every
-        self._pods: dict[str, _Watched] = {}
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._closed = False
-        self._thread = threading.Thread(target=self._run, name="lockstep-disk", daemon=True)
-        self._thread.start()
+        super().__init__(on_exceeded, every=every, name="lockstep-disk")
 
     def watch(self, uid: str, directories: Iterable[Path], limit: int) -> None:
-        with self._lock:
-            self._pods[uid] = _Watched(tuple(directories), limit)
-        self._wake.set()
+        self._watch(uid, _Watched(tuple(directories), limit))
 
-    def forget(self, uid: str) -> None:
-        with self._lock:
-            self._pods.pop(uid, None)
-
-    def close(self) -> None:
-        self._closed = True
-        self._wake.set()
-        self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        while not self._closed:
-            with self._lock:
-                watched = dict(self._pods)
-            if not watched:
-                self._wake.wait()
-                self._wake.clear()
-                continue
-            for uid, pod in watched.items():
-                if self._closed:
-                    return
-                if disk_usage(pod.directories) > pod.limit:
-                    self._on_exceeded(uid)
-            self._wake.wait(self._every)
-            self._wake.clear()
+    def over(self, watched: dict[str, _Watched]) -> Iterator[str]:
+        for uid, pod in watched.items():
+            if disk_usage(pod.directories) > pod.limit:
+                yield uid

@@ -17,6 +17,8 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping
 
+from lockstep.runtimes.local.sandbox.memory_file import memory_file
+
 ENVIRONMENT_FD = 5
 """The descriptor on which a pod's bwrap (or worker agent) reads the pod's environment."""
 
@@ -70,17 +72,7 @@ def descriptor(env: Mapping[str, str]) -> int:
     """A close-on-exec memfd holding `arguments(env)`, positioned at its start. The caller
     hands it to one child as `ENVIRONMENT_FD` and closes its own copy once that child runs;
     bwrap reads it to the end and closes it before the pod's command runs."""
-    data = arguments(env)
-    found = os.memfd_create("lockstep-pod-environment", os.MFD_CLOEXEC)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(found, view) :]
-        os.lseek(found, 0, os.SEEK_SET)
-    except BaseException:
-        os.close(found)
-        raise
-    return found
+    return memory_file("lockstep-pod-environment", arguments(env))
 
 
 def read(fd: int) -> dict[str, str]:

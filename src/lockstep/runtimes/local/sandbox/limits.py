@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lockstep.runtimes.local.pod_launch import Limits
+from lockstep.runtimes.local.watchdog import Watchdog
 
 log = logging.getLogger(__name__)
 
@@ -248,45 +249,17 @@ class _Watched:
     limit: int
 
 
-class MemoryWatchdog:
+class MemoryWatchdog(Watchdog[_Watched]):
     """Kills pods whose processes together hold more memory than their limit."""
 
     def __init__(self, on_exceeded: Callable[[str], None], *, every: float = WATCH_SECONDS):
-        self._on_exceeded = on_exceeded
-        self._every = every
-        self._pods: dict[str, _Watched] = {}
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        self._closed = False
-        self._thread = threading.Thread(target=self._run, name="lockstep-memory", daemon=True)
-        self._thread.start()
+        super().__init__(on_exceeded, every=every, name="lockstep-memory")
 
     def watch(self, uid: str, session: int, limit: int) -> None:
-        with self._lock:
-            self._pods[uid] = _Watched(session, limit)
-        self._wake.set()
+        self._watch(uid, _Watched(session, limit))
 
-    def forget(self, uid: str) -> None:
-        with self._lock:
-            self._pods.pop(uid, None)
-
-    def close(self) -> None:
-        self._closed = True
-        self._wake.set()
-        self._thread.join(timeout=5)
-
-    def _run(self) -> None:
-        while not self._closed:
-            with self._lock:
-                watched = dict(self._pods)
-            if not watched:
-                self._wake.wait()
-                self._wake.clear()
-                continue
-            for uid in self.over_limit(watched):
-                self._on_exceeded(uid)
-            self._wake.wait(self._every)
-            self._wake.clear()
+    def over(self, watched: dict[str, _Watched]) -> list[str]:
+        return self.over_limit(watched)
 
     @staticmethod
     def over_limit(watched: dict[str, _Watched]) -> list[str]:

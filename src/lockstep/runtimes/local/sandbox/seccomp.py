@@ -91,11 +91,12 @@ doesn't depend on its arguments, so almost no call runs this program at all.
 from __future__ import annotations
 
 import errno
-import os
 import platform
 import struct
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
+
+from lockstep.runtimes.local.sandbox.memory_file import memory_file
 
 # Classic BPF opcodes (<linux/bpf_common.h>), as the kernel's seccomp filters use them.
 _LD_W_ABS = 0x20  # BPF_LD | BPF_W | BPF_ABS: A = 32-bit word at offset k of seccomp_data
@@ -402,16 +403,7 @@ def filter_fd(program: bytes) -> int:
             f"a BPF program is a non-empty run of {INSTRUCTION_SIZE}-byte instructions, "
             f"not {len(program)} bytes"
         )
-    fd = os.memfd_create("lockstep-seccomp", os.MFD_CLOEXEC)
-    try:
-        view = memoryview(program)
-        while view:
-            view = view[os.write(fd, view) :]
-        os.lseek(fd, 0, os.SEEK_SET)
-    except BaseException:
-        os.close(fd)
-        raise
-    return fd
+    return memory_file("lockstep-seccomp", program)
 
 
 def _capability(name: str) -> str:
