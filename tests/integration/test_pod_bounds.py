@@ -7,15 +7,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from lockstep.config import Settings
 from tests.conftest import make_settings
 from tests.support.api import Api
-from tests.support.pods import pod_log
-from tests.support.requests import distributed, python
+from tests.support.pods import printed, run_to_end
+from tests.support.requests import distributed
 
 MIB = 2**20
 
@@ -33,18 +32,6 @@ def settings(tmp_path: Path, sqlite_url: str) -> Settings:
             "pod_disk_check_seconds": 0.2,
         }
     )
-
-
-def run(api: Api, name: str, code: str, **spec: Any) -> dict[str, Any]:
-    body = distributed(api.cluster_id(), name=name, workers=1, args=python(code), **spec)
-    body["spec"]["backoffLimit"] = 0
-    created = api.create(body)
-    return api.wait_for(created["workloadId"], ["Completed", "Failed"], timeout=90)
-
-
-def printed(api: Api, workload: dict[str, Any]) -> Any:
-    lines = pod_log(api, workload["id"], f"{workload['name']}-master-0").splitlines()
-    return json.loads(lines[-1])
 
 
 def still_answering(api: Api) -> None:
@@ -66,7 +53,7 @@ def test_a_fork_loop_meets_the_pids_limit(api: Api) -> None:
         "    child.wait()\n"
         "print(json.dumps([len(started), refused]), flush=True)\n"
     )
-    done = run(api, "forks", code)
+    done = run_to_end(api, "forks", code)
     assert done["phase"] == "Completed", done["phaseMessage"]
     started, refused = printed(api, done)
     assert 0 < started < 64 and started + refused == 200
@@ -80,7 +67,7 @@ def test_a_pod_without_a_memory_limit_gets_the_default_one(api: Api) -> None:
         "held[::4096] = b'x' * len(held[::4096])\n"
         "time.sleep(60)\n"
     )
-    done = run(api, "allocates", code)
+    done = run_to_end(api, "allocates", code)
     assert done["phase"] == "Failed"
     assert "OOMKilled" in done["phaseMessage"] and "160Mi" in done["phaseMessage"]
     still_answering(api)
@@ -101,7 +88,7 @@ def test_tmp_has_its_size_and_a_large_shm_the_memory_limit(api: Api) -> None:
         "    wrote = error.strerror\n"
         "print(json.dumps([size('/tmp'), size('/dev/shm'), wrote]), flush=True)\n"
     )
-    done = run(api, "fills", code, compute={"largeShmRequest": True})
+    done = run_to_end(api, "fills", code, compute={"largeShmRequest": True})
     assert done["phase"] == "Completed", done["phaseMessage"]
     tmp, shm, wrote = printed(api, done)
     assert (tmp, shm, wrote) == (16 * MIB, 160 * MIB, "No space left on device")
@@ -122,7 +109,7 @@ def test_a_pod_writing_past_its_disk_limit_is_evicted(api: Api, where: str) -> N
         "print('written', flush=True)\n"
         "time.sleep(60)\n"
     )
-    done = run(api, "fills-disk", code)
+    done = run_to_end(api, "fills-disk", code)
     assert done["phase"] == "Failed"
     assert "Evicted" in done["phaseMessage"] and "48Mi" in done["phaseMessage"]
     still_answering(api)

@@ -17,14 +17,13 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from lockstep.config import Settings
 from tests.conftest import in_process, make_settings, running
 from tests.support.api import Api, poll
-from tests.support.pods import pod_log
+from tests.support.pods import printed, run_to_end
 from tests.support.requests import distributed, python
 from tests.support.server import LiveServer
 
@@ -37,18 +36,6 @@ TRIES = (
     "    except OSError as error:\n"
     "        return type(error).__name__\n"
 )
-
-
-def run(api: Api, name: str, code: str, **spec: Any) -> dict[str, Any]:
-    body = distributed(api.cluster_id(), name=name, workers=1, args=python(code), **spec)
-    body["spec"]["backoffLimit"] = 0
-    created = api.create(body)
-    return api.wait_for(created["workloadId"], ["Completed", "Failed"], timeout=90)
-
-
-def printed(api: Api, workload: dict[str, Any], pod: str = "master-0") -> Any:
-    lines = pod_log(api, workload["id"], f"{workload['name']}-{pod}").splitlines()
-    return json.loads(lines[-1])
 
 
 @pytest.fixture
@@ -73,7 +60,7 @@ def test_a_pod_reaches_no_service_on_this_machines_loopback(
             f"ports = {json.dumps(ports)}\n"
             "print(json.dumps({name: reach('127.0.0.1', port) for name, port in ports.items()}))\n"
         )
-        done = run(api, "reaches", code)
+        done = run_to_end(api, "reaches", code)
         assert done["phase"] == "Completed", done["phaseMessage"]
         found = printed(api, done)
         assert set(found) == set(ports)
@@ -104,7 +91,7 @@ def test_the_pods_of_a_workload_reach_each_other(api: Api, settings: Settings) -
         "                raise\n"
         "            time.sleep(0.05)\n"
     )
-    done = run(api, "peers", code)
+    done = run_to_end(api, "peers", code)
     assert done["phase"] == "Completed", done["phaseMessage"]
     assert printed(api, done) == "served"
     assert printed(api, done, "worker-0") == "from the master"
@@ -181,7 +168,7 @@ def test_a_pod_downloads_through_its_outbound_path_but_reaches_no_address_of_thi
             "print(json.dumps([hashlib.sha256(data).hexdigest(), "
             f"reach({own_address!r}, {port})]))\n"
         )
-        done = run(api, "downloads", code)
+        done = run_to_end(api, "downloads", code)
     assert done["phase"] == "Completed", done["phaseMessage"]
     digest, reached = printed(api, done)
     assert digest == hashlib.sha256(payload).hexdigest()
@@ -227,7 +214,7 @@ def test_a_pod_reaches_the_loopback_ports_an_administrator_allows_alone(
     code = TRIES + (
         f"print(json.dumps([reach('127.0.0.1', {allowed}), reach('127.0.0.1', {other})]))\n"
     )
-    done = run(api, "allowed", code)
+    done = run_to_end(api, "allowed", code)
     assert done["phase"] == "Completed", done["phaseMessage"]
     assert printed(api, done) == ["reached", "ConnectionRefusedError"]
 
@@ -251,7 +238,7 @@ def test_pods_of_two_workloads_are_in_different_networks(api: Api) -> None:
         return found if all(found) else None
 
     running = poll(lambda: namespaces(first, "first"), timeout=60, what="the first's pods")
-    done = run(api, "second", prints)
+    done = run_to_end(api, "second", prints)
     assert done["phase"] == "Completed", done["phaseMessage"]
     beside = namespaces(done["id"], "second")
     assert beside is not None

@@ -5,7 +5,6 @@ machine cannot give. Each test's pods print what they see; the test reads their 
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from collections.abc import Iterator
@@ -27,7 +26,7 @@ from tests.support.git_server import (
     make_repository,
     serving,
 )
-from tests.support.pods import pod_log
+from tests.support.pods import pod_log, printed, run_to_end
 from tests.support.requests import distributed, python, shared
 from tests.support.s3_server import ACCESS_KEY, SECRET_KEY, S3Server
 
@@ -56,20 +55,6 @@ def privileged_project(request: pytest.FixtureRequest) -> None:
         make_privileged(request.getfixturevalue("api"))
 
 
-def run(api: Api, name: str, code: str, **spec: Any) -> dict[str, Any]:
-    """A workload of one master and one worker running `code`, waited for until it ends."""
-    body = distributed(api.cluster_id(), name=name, workers=1, args=python(code), **spec)
-    body["spec"]["backoffLimit"] = 0
-    created = api.create(body)
-    return api.wait_for(created["workloadId"], ["Completed", "Failed"], timeout=90)
-
-
-def printed(api: Api, workload: dict[str, Any]) -> Any:
-    """The JSON the master's code printed last."""
-    lines = pod_log(api, workload["id"], f"{workload['name']}-master-0").splitlines()
-    return json.loads(lines[-1])
-
-
 def attempt(code: str) -> str:
     """Python that prints whether `code` (a statement) raised, and with which error."""
     return (
@@ -93,7 +78,7 @@ def test_the_pod_runs_as_the_uid_gid_and_groups_it_asks_for(api: Api) -> None:
         "supplementalGroups": "3456,4567",
     }
     code = "import json, os\nprint(json.dumps([os.getuid(), os.getgid(), sorted(os.getgroups())]))"
-    done = run(api, "who", code, security=security)
+    done = run_to_end(api, "who", code, security=security)
     assert done["phase"] == "Completed", done["phaseMessage"]
     uid, gid, groups = printed(api, done)
     assert (uid, gid) == (1234, 2345)
@@ -106,7 +91,7 @@ def test_a_read_only_root_refuses_writes_but_tmp_is_the_pods_own(api: Api) -> No
         "print(json.dumps([attempt(lambda: open('/var/lockstep-probe', 'w')),\n"
         "                  attempt(lambda: open('/tmp/mine', 'w'))]))"
     )
-    done = run(api, "readonly", code, security={"readOnlyRootFilesystem": True})
+    done = run_to_end(api, "readonly", code, security={"readOnlyRootFilesystem": True})
     assert done["phase"] == "Completed", done["phaseMessage"]
     assert printed(api, done) == ["Read-only file system", "ok"]
     assert not Path("/var/lockstep-probe").exists()
@@ -119,7 +104,7 @@ def test_run_as_non_root_refuses_uid_0(api: Api) -> None:
     refused = api.post("/api/v1/workloads/distributed", json=body)
     assert refused.status_code == 400 and "runAsNonRoot" in refused.json()["message"]
     assert os.geteuid() == 0, "lockstep's own user must be root for the second case"
-    done = run(api, "rooted", "print(1)", security={"runAsNonRoot": True})
+    done = run_to_end(api, "rooted", "print(1)", security={"runAsNonRoot": True})
     assert done["phase"] == "Failed"
     assert "runAsNonRoot" in done["phaseMessage"] and "uid 0" in done["phaseMessage"]
 
@@ -138,8 +123,8 @@ SYS_PTRACE = 1 << 19
 def test_a_pod_keeps_a_containers_capabilities_and_those_its_spec_adds(api: Api) -> None:
     """Read from the pod's /proc/self/status: the default set, the seccomp filter on (mode 2)
     and no_new_privs; `capabilities` adds to the set, Unconfined lifts the filter."""
-    plain = run(api, "plain", STATUS)
-    added = run(
+    plain = run_to_end(api, "plain", STATUS)
+    added = run_to_end(
         api,
         "added",
         STATUS,
@@ -156,8 +141,8 @@ def test_a_pod_keeps_a_containers_capabilities_and_those_its_spec_adds(api: Api)
 
 def test_a_pod_running_as_another_user_holds_no_capability_but_those_it_adds(api: Api) -> None:
     user = {"uidGidSource": "custom", "runAsUid": 1234}
-    plain = run(api, "user", STATUS, security=user)
-    added = run(api, "chowner", STATUS, security={**user, "capabilities": ["CHOWN"]})
+    plain = run_to_end(api, "user", STATUS, security=user)
+    added = run_to_end(api, "chowner", STATUS, security={**user, "capabilities": ["CHOWN"]})
     assert (plain["phase"], added["phase"]) == ("Completed", "Completed")
     assert int(printed(api, plain)["CapEff"], 16) == 0
     assert int(printed(api, added)["CapEff"], 16) == 1  # CHOWN is bit 0
@@ -170,7 +155,7 @@ def test_no_new_privileges_seccomp_and_a_private_ipc_namespace(api: Api) -> None
         "print(json.dumps([status['NoNewPrivs'].strip(), status['Seccomp'].strip(),\n"
         "                  os.readlink('/proc/self/ns/ipc')]))"
     )
-    done = run(api, "confined", code, security={"seccompProfileType": "RuntimeDefault"})
+    done = run_to_end(api, "confined", code, security={"seccompProfileType": "RuntimeDefault"})
     assert done["phase"] == "Completed", done["phaseMessage"]
     no_new_privs, seccomp, ipc = printed(api, done)
     assert (no_new_privs, seccomp) == ("1", "2")
@@ -204,7 +189,7 @@ def test_host_paths_are_read_only_unless_asked_and_writes_reach_the_machine(
             {"path": str(shared), "mountPath": "/data/rw", "readOnly": False},
         ]
     }
-    done = run(api, "hosted", code, storage=storage)
+    done = run_to_end(api, "hosted", code, storage=storage)
     assert done["phase"] == "Completed", done["phaseMessage"]
     assert printed(api, done) == ["from the machine\n", "Read-only file system", "ok"]
     assert sorted(p.name for p in shared.glob("out-*")) == [
@@ -296,7 +281,7 @@ def test_every_volume_that_cannot_be_made_ready_is_named(api: Api) -> None:
         "hostPath": [{"path": "/nowhere/a", "mountPath": "/a"}],
         "configMapVolume": [{"configMap": "absent", "mountPath": "relative/cfg"}],
     }
-    done = run(api, "broken", "print(1)", storage=storage)
+    done = run_to_end(api, "broken", "print(1)", storage=storage)
     assert done["phase"] == "Failed"
     assert "hostPath: /nowhere/a does not exist on this machine" in done["phaseMessage"]
     assert "the project has no config map named 'absent'" in done["phaseMessage"]
@@ -313,11 +298,11 @@ def test_a_claim_outlives_its_workload_and_an_ephemeral_one_does_not(
     )
     claim = {"claimName": "shared", "path": "/data", "existingPvc": False}
     claim["claimInfo"] = {"size": "1Gi"}
-    first = run(api, "writer", write, storage={"pvc": [claim]})
+    first = run_to_end(api, "writer", write, storage={"pvc": [claim]})
     assert first["phase"] == "Completed", first["phaseMessage"]
     read = "import json; print(json.dumps(open('/data/hello').read()))"
     existing = {"claimName": "shared", "path": "/data", "existingPvc": True, "readOnly": True}
-    second = run(api, "reader", read, storage={"pvc": [existing]})
+    second = run_to_end(api, "reader", read, storage={"pvc": [existing]})
     assert second["phase"] == "Completed", second["phaseMessage"]
     assert printed(api, second) == "kept"
     assert (settings.claims_dir / "1" / "shared" / "hello").read_text() == "kept"
@@ -341,7 +326,7 @@ def test_a_claim_outlives_its_workload_and_an_ephemeral_one_does_not(
     assert done["phase"] == "Completed", done["phaseMessage"]
 
     ephemeral = {"claimName": "scratch", "path": "/scratch", "ephemeral": True}
-    third = run(api, "ephemeral", "print(1)", storage={"pvc": [ephemeral]})
+    third = run_to_end(api, "ephemeral", "print(1)", storage={"pvc": [ephemeral]})
     assert third["phase"] == "Completed", third["phaseMessage"]
     scratch = settings.claims_dir / ".ephemeral" / third["id"] / "scratch"
     assert scratch.is_dir()
@@ -368,7 +353,7 @@ def test_config_map_and_secret_files_with_their_modes(api: Api) -> None:
         ],
         "secretVolume": [{"secret": "creds", "mountPath": "/etc/creds", "defaultMode": "0400"}],
     }
-    done = run(api, "files", code, storage=storage)
+    done = run_to_end(api, "files", code, storage=storage)
     assert done["phase"] == "Completed", done["phaseMessage"]
     cfg_mode, cfg_level, level, token, fs = printed(api, done)
     assert cfg_mode == ["fast", "0o440"] and cfg_level == ["3", "0o440"]
@@ -398,11 +383,11 @@ def test_empty_dirs_on_disk_and_in_memory_and_a_large_shm(api: Api) -> None:
         ]
     }
     security = {"uidGidSource": "custom", "runAsUid": 1500, "runAsGid": 1500}
-    small = run(api, "scratch", code, storage=storage, security=security)
+    small = run_to_end(api, "scratch", code, storage=storage, security=security)
     assert small["phase"] == "Completed", small["phaseMessage"]
     fast, shm = printed(api, small)
     assert fast == 16 * 2**20 and shm == 64 * 2**20
-    large = run(api, "shm", code, storage=storage, compute={"largeShmRequest": True})
+    large = run_to_end(api, "shm", code, storage=storage, compute={"largeShmRequest": True})
     assert large["phase"] == "Completed", large["phaseMessage"]
     assert printed(api, large)[1] > 64 * 2**20
 
@@ -425,7 +410,7 @@ def test_a_git_volume_shows_the_revision_asked_for(
 ) -> None:
     code = "import json; print(json.dumps(open('/code/README').read()))"
     at_revision = {"repository": repository.url, "branch": "main", "revision": repository.first}
-    done = run(api, "cloned", code, storage={"git": [{**at_revision, "path": "/code"}]})
+    done = run_to_end(api, "cloned", code, storage={"git": [{**at_revision, "path": "/code"}]})
     assert done["phase"] == "Completed", done["phaseMessage"]
     assert printed(api, done) == "first\n"
 
@@ -436,12 +421,12 @@ def test_a_git_volume_shows_the_revision_asked_for(
         "path": "/code",
         "secretRef": {"name": "git"},
     }
-    done = run(api, "private", code, storage={"git": [over_http]})
+    done = run_to_end(api, "private", code, storage={"git": [over_http]})
     assert done["phase"] == "Completed", done["phaseMessage"]
     assert printed(api, done) == "third\n"
 
     assert api.post(SECRETS, json={"name": "wrong", "data": {"User": USER, "Password": "nope!"}})
-    refused = run(
+    refused = run_to_end(
         api, "refused", code, storage={"git": [{**over_http, "secretRef": {"name": "wrong"}}]}
     )
     assert refused["phase"] == "Failed"
@@ -534,7 +519,7 @@ def test_a_registered_data_volume_is_mounted_read_only_and_an_unknown_one_refuse
         "                  attempt(lambda: open('/data/new', 'w'))]))"
     )
     storage = {"dataVolume": [{"id": IMAGENET, "mountPath": "/data"}]}
-    done = run(api, "labels", code, storage=storage)
+    done = run_to_end(api, "labels", code, storage=storage)
     assert done["phase"] == "Completed", done["phaseMessage"]
     assert printed(api, done) == ["cat\ndog\n", "Read-only file system"]
     unknown = "11111111-2222-3333-4444-555555555555"
@@ -565,7 +550,7 @@ def unsandboxed(tmp_path: Path, sqlite_url: str) -> Iterator[Api]:
 def test_with_the_sandbox_off_each_unapplied_field_is_named(unsandboxed: Api) -> None:
     make_privileged(unsandboxed)
     storage = {"hostPath": [{"path": "/etc", "mountPath": "/host-etc"}]}
-    done = run(
+    done = run_to_end(
         unsandboxed, "plain", "print(1)", storage=storage, security={"readOnlyRootFilesystem": True}
     )
     assert done["phase"] == "Completed", done["phaseMessage"]

@@ -681,25 +681,28 @@ class LocalRuntime:
             "finished_at": _moment(state.finished_at),
             "stopped": state.stop_deadline is not None,
         }
-        if state.evicted:
-            limit = launch.limits.disk_bytes
-            return PodStatus(
-                phase=PodPhase.FAILED,
-                exit_code=137 if code is None else code,
-                reason=EVICTED,
-                message=(
-                    f"Evicted: its root layer and own directory held more than its disk "
-                    f"limit of {describe(limit)} (LOCKSTEP_POD_DISK_LIMIT)"
-                ),
-                **common,
+        killed = (
+            (
+                EVICTED,
+                "Evicted: its root layer and own directory held more than its disk limit of "
+                f"{describe(launch.limits.disk_bytes)} (LOCKSTEP_POD_DISK_LIMIT)",
             )
-        if state.oom_killed:
-            limit = launch.limits.memory_bytes
+            if state.evicted
+            else (
+                OOM_KILLED,
+                "OOMKilled: it used more than its memory limit of "
+                f"{describe(launch.limits.memory_bytes)}",
+            )
+            if state.oom_killed
+            else None
+        )
+        if killed is not None:  # by a watchdog of lockstep's, or the kernel
+            reason, message = killed
             return PodStatus(
                 phase=PodPhase.FAILED,
                 exit_code=137 if code is None else code,
-                reason=OOM_KILLED,
-                message=f"OOMKilled: it used more than its memory limit of {describe(limit)}",
+                reason=reason,
+                message=message,
                 **common,
             )
         if code is None:
