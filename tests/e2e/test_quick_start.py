@@ -8,40 +8,23 @@ lockstep's, and the paths resolve in the directory lockstep was started from."""
 from __future__ import annotations
 
 import importlib.util
-import re
+import json
 import shlex
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import httpx
 import pytest
 
 from tests.conftest import running
-from tests.support.requests import REPOSITORY
+from tests.support import readme
+from tests.support.api import Api
+from tests.support.readme import set_up
+from tests.support.requests import REPOSITORY, distributed
 from tests.support.server import LiveServer
 
-README = REPOSITORY / "README.md"
-
-
-def code_block(after: str) -> str:
-    """The first `sh` block of the README that follows the words `after`."""
-    text = README.read_text()
-    match = re.search(re.escape(after) + r".*?```sh\n(.*?)```", text, re.DOTALL)
-    assert match, f"the README has no sh block after {after!r}"
-    return match.group(1)
-
-
-def quick_start() -> str:
-    return code_block("in another shell:")
-
-
-def set_up() -> str:
-    """The quick start's first lines: the shell variables the other blocks use."""
-    return quick_start().split("\n# create:")[0] + "\n"
-
-
-EXAMPLES = code_block("Then, in the shell of the quick start")
-DEFINITION, _, CALLS = EXAMPLES.partition("\n}\n")
+DEFINITION, _, CALLS = readme.EXAMPLES.partition("\n}\n")
 RUNS = [line for line in CALLS.splitlines() if line.startswith("run ")]
 PACKAGES = {"PyTorch": "torch", "JAX": "jax", "XGBoost": "xgboost", "TF": "tensorflow"}
 
@@ -63,15 +46,7 @@ def server(checkout: Path) -> Iterator[LiveServer]:
 
 def shell(script: str, server: LiveServer, checkout: Path, *, timeout: float) -> str:
     """Run `script` with bash as the README's reader would, its URL this server's."""
-    script = script.replace("URL=http://127.0.0.1:8080", f"URL={server.url}")
-    finished = subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
-        cwd=checkout,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-    )
+    finished = readme.shell(script, cwd=checkout, url=server.url, timeout=timeout)
     assert finished.returncode == 0, f"{finished.stdout}\n{finished.stderr}\n{server.log()}"
     return finished.stdout
 
@@ -80,7 +55,7 @@ def test_readme_quick_start_runs_as_written(server: LiveServer, checkout: Path) 
     credentials = checkout / "lockstep-data" / "admin-credentials.json"
     assert credentials.stat().st_mode & 0o777 == 0o600
     assert "client secret:" in server.log()
-    script = quick_start().replace("# delete it", _wait_for_completion() + "# delete it")
+    script = readme.QUICK_START.replace("# delete it", _wait_for_completion() + "# delete it")
     printed = shell(script, server, checkout, timeout=120)
     assert '"actualPhase"' in printed
     assert "COMPLETED" in printed
@@ -105,8 +80,10 @@ def test_the_examples_install_lines_run_as_written(checkout: Path) -> None:
     missing = [p for p in PACKAGES.values() if importlib.util.find_spec(p) is None]
     if missing:
         pytest.skip(f"not installed here: {', '.join(missing)}")
-    block = code_block("Install the CPU builds of the frameworks")
-    assert "torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu" in block
+    block = readme.INSTALL_FRAMEWORKS
+    # numpy too: torch does not bring it, and without it each PyTorch pod's log starts with
+    # "Failed to initialize NumPy"; the PyTorch index serves it as well
+    assert "torch==2.13.0 numpy --index-url https://download.pytorch.org/whl/cpu" in block
     finished = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", block],
         cwd=checkout,
@@ -117,6 +94,7 @@ def test_the_examples_install_lines_run_as_written(checkout: Path) -> None:
     )
     assert finished.returncode == 0, finished.stderr
     assert "Requirement already satisfied: torch==2.13.0" in finished.stdout
+    assert "Requirement already satisfied: numpy" in finished.stdout
 
 
 def test_the_readme_runs_every_example() -> None:
@@ -137,3 +115,26 @@ def test_readme_example_runs_as_written(call: str, server: LiveServer, checkout:
     printed = shell(f"{set_up()}{DEFINITION}\n}}\n{call}\n", server, checkout, timeout=420)
     assert f"{name}: Completed" in printed, printed
     assert f"{name}-" in printed  # each pod's log, prefixed with its name
+    assert "Failed to initialize NumPy" not in printed, printed
+
+
+def test_a_refused_example_says_why_and_stops(server: LiveServer, checkout: Path) -> None:
+    """The examples' helper, pasted into a terminal, asked to run a name in use (as pasting the
+    block twice does): the create is refused with 409, and `run` prints the server's answer and
+    returns 1 at once, rather than poll for ever."""
+    secret = json.loads((checkout / "lockstep-data/admin-credentials.json").read_text())
+    with httpx.Client(base_url=server.url, timeout=30.0) as client:
+        api = Api.login(client, "admin", secret["clientSecret"])
+        taken = api.create(distributed(api.cluster_id(), name="taken"))
+        try:
+            pasted = (
+                f"{set_up()}{DEFINITION}\n}}\n"
+                f"run taken PyTorch examples/pytorch/allreduce.py\n"
+                'echo "run returned $?"\n'
+            )
+            finished = readme.shell(pasted, cwd=checkout, url=server.url, timeout=120, strict=False)
+        finally:
+            api.delete(f"/api/v1/workloads/distributed/{taken['workloadId']}")
+    assert "run returned 1" in finished.stdout, f"{finished.stdout}\n{finished.stderr}"
+    assert 'taken: {"code":409,"message":' in finished.stderr, finished.stderr
+    assert "Traceback" not in finished.stderr

@@ -8,6 +8,7 @@ import ctypes
 import logging
 import os
 import signal
+import socket
 import sys
 
 import uvicorn
@@ -41,6 +42,8 @@ PARENT = "LOCKSTEP_API_PROCESS_PARENT"
 """The server's process id, which each API process outlives by no more than a signal."""
 GRACEFUL_SHUTDOWN_SECONDS = 10
 PR_SET_PDEATHSIG = 1
+BACKLOG = 2048
+"""The connections the socket queues before the API accepts them (uvicorn's default)."""
 
 
 def wipe(name: str) -> None:
@@ -65,27 +68,65 @@ def run_server(settings: Settings, *, access_log: bool) -> None:
     if settings.api_processes > 1:
         _serve_in_processes(settings, access_log=access_log)
         return
+    listening = _listen(settings)
+    log.info("listening on http://%s:%d", settings.host, settings.port)
     app = create_app(settings, reconciler=Placement.CHILD)
     RunaiHttpProtocol.configure(settings)
     _announce(app.state.bootstrap, settings)
     tune_garbage_collection()
-    log.info("listening on http://%s:%d", settings.host, settings.port)
-    uvicorn.run(
-        app,
-        host=settings.host,
-        port=settings.port,
-        http=RunaiHttpProtocol,
-        log_config=None,
-        access_log=access_log,
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host=settings.host,
+            port=settings.port,
+            http=RunaiHttpProtocol,
+            log_config=None,
+            access_log=access_log,
+            backlog=BACKLOG,
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        )
     )
+    try:
+        server.run(sockets=[listening])
+    except KeyboardInterrupt:
+        pass
+    finally:
+        listening.close()
+    if not server.started:
+        sys.exit(STARTUP_FAILURE)
+
+
+def _listen(settings: Settings) -> socket.socket:
+    """The API's socket, bound and listening on the configured address before anything else
+    starts: an address already in use ends the server at once, saying which (and nothing has
+    claimed to listen)."""
+    family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+    listening = socket.socket(family, socket.SOCK_STREAM)
+    listening.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listening.bind((settings.host, settings.port))
+        listening.listen(BACKLOG)
+    except OSError as error:
+        listening.close()
+        log.error("cannot listen on http://%s:%d: %s", settings.host, settings.port, error.strerror)
+        sys.exit(STARTUP_FAILURE)
+    return listening
 
 
 def _serve_in_processes(settings: Settings, *, access_log: bool) -> None:
     """`settings.api_processes` API processes accepting on one socket (uvicorn's workers,
     each started again if it dies) and one reconciler process beside them, all children of
-    this one, which serves nothing itself. The store is migrated and bootstrapped here first,
-    so that the API processes start on a store that is ready."""
+    this one, which serves nothing itself. The socket listens first (an address in use ends
+    the server before it starts anything); the store is migrated and bootstrapped next, so
+    that the API processes start on a store that is ready."""
+    listening = _listen(settings)
+    listening.set_inheritable(True)  # the API processes accept on it too (as uvicorn's own)
+    log.info(
+        "listening on http://%s:%d with %d API processes",
+        settings.host,
+        settings.port,
+        settings.api_processes,
+    )
     core = open_core(settings)
     try:
         _announce(bootstrap(core), settings)
@@ -98,12 +139,6 @@ def _serve_in_processes(settings: Settings, *, access_log: bool) -> None:
         exclude={"bootstrap_client_id", "bootstrap_client_secret"}
     )
     os.environ[PARENT] = str(os.getpid())
-    log.info(
-        "listening on http://%s:%d with %d API processes",
-        settings.host,
-        settings.port,
-        settings.api_processes,
-    )
     config = uvicorn.Config(
         f"{__name__}:api_process",
         factory=True,
@@ -113,13 +148,15 @@ def _serve_in_processes(settings: Settings, *, access_log: bool) -> None:
         http=RunaiHttpProtocol,
         log_config=None,
         access_log=access_log,
+        backlog=BACKLOG,
         timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
     )
     try:
-        supervisor = Multiprocess(config, sockets=[config.bind_socket()])
+        supervisor = Multiprocess(config, sockets=[listening])
         supervisor.run()
     finally:
         reconciler.stop()
+        listening.close()
     if any(process.exitcode == STARTUP_FAILURE for process in supervisor.processes):
         sys.exit("lockstep: an API process could not start (its log says why)")
 

@@ -1,0 +1,166 @@
+"""The README's command-line and SDK examples, run as written — each block read from README.md
+— against the quick start's server (`lockstep serve` in a checkout, with generated
+administrator credentials in `./lockstep-data`), and a check that every `sh` and `python` block
+of the sections a newcomer follows is run by a test, or named below with why it is not."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from lockstep.config import Settings
+from lockstep.reconciler.outcome import restart_backoff
+from lockstep.schemas.distributed import DEFAULT_BACKOFF_LIMIT
+from tests.conftest import running
+from tests.support import readme
+from tests.support.api import Api
+from tests.support.requests import REPOSITORY
+from tests.support.server import LiveServer
+
+RUN_BY = {
+    "QUICK_START": "tests/e2e/test_quick_start.py::test_readme_quick_start_runs_as_written",
+    "INSTALL_FRAMEWORKS": (
+        "tests/e2e/test_quick_start.py::test_the_examples_install_lines_run_as_written"
+    ),
+    "EXAMPLES": "tests/e2e/test_quick_start.py::test_readme_example_runs_as_written",
+    "CLI": "tests/e2e/test_readme_snippets.py::test_the_cli_examples_run_as_written",
+    "SDK": "tests/e2e/test_readme_snippets.py::test_the_sdk_example_runs_as_written",
+    "SDK_KINDS": "tests/e2e/test_readme_snippets.py::test_the_sdk_kinds_example_runs_as_written",
+}
+"""Each block that a test runs (its name in tests.support.readme) and the test."""
+SKIPPED = {
+    "SERVE": "scripts/serve installs into the checkout's own .venv and serves on port 8080; "
+    "its parts are tested: its install step by tests/integration/test_serve_script.py, the "
+    "server it starts by every test here",
+    "TEST": "scripts/test runs every check and every test, this one among them",
+    "NOTEBOOK": "it installs JupyterLab from PyPI into lockstep's .venv, and the tests download "
+    "nothing; the README says so, and the workspace commands it uses run in the CLI block",
+}
+"""Each block that no test runs, and why."""
+
+
+@pytest.fixture
+def checkout(tmp_path: Path) -> Path:
+    """A checkout as the README's reader has it: the examples and lockstep's .venv."""
+    directory = tmp_path / "checkout"
+    directory.mkdir()
+    for name in ("examples", ".venv"):
+        (directory / name).symlink_to(REPOSITORY / name)
+    return directory
+
+
+@pytest.fixture
+def server(checkout: Path) -> Iterator[LiveServer]:
+    """The quick start's server, as `scripts/serve` starts it: a fresh one for each block."""
+    with running(LiveServer(Path("lockstep-data"), cwd=checkout, bootstrap_credentials=False)) as s:
+        yield s
+
+
+def admin(server: LiveServer, checkout: Path, client: httpx.Client) -> Api:
+    credentials = json.loads((checkout / "lockstep-data/admin-credentials.json").read_text())
+    return Api.login(client, credentials["clientId"], credentials["clientSecret"])
+
+
+def test_the_cli_examples_run_as_written(
+    server: LiveServer, checkout: Path, tmp_path: Path
+) -> None:
+    script = f"{readme.set_up()}{readme.CLI}"
+    finished = readme.shell(
+        script,
+        cwd=checkout,
+        url=server.url,
+        timeout=600,
+        env={"LOCKSTEP_CONFIG": str(tmp_path / "config.json")},
+    )
+    printed = finished.stdout
+    assert finished.returncode == 0, f"{printed}\n{finished.stderr}\n{server.log()}"
+    assert f"logged in to {server.url}" in printed
+    for rank in range(3):
+        assert re.search(rf"hello-\w+-\d \| rank {rank} of 3", printed), printed
+    assert "fit: Completed" in finished.stderr + printed
+    assert "workload sweep suspending" in printed
+    assert "workload sweep resuming" in printed
+    assert re.search(r"Port: +8888 -> http://127\.0\.0\.1:\d+", printed), printed
+    assert "project vision deleted" in printed
+    assert "department research deleted" in printed
+    with httpx.Client(base_url=server.url, timeout=30.0) as client:
+        api = admin(server, checkout, client)
+        fit = next(
+            w for w in api.get("/api/v1/workloads").json()["workloads"] if w["name"] == "fit"
+        )
+        logs = api.get(f"/api/v1/workloads/{fit['id']}/pods/fit-0/logs").text
+    assert "fitted y = " in logs, logs  # examples/train.py, which exits 0 only when it fits
+
+
+def test_the_first_cli_example_names_its_backoff_limit() -> None:
+    """A newcomer's first workload fails at once rather than after ten minutes of restarts,
+    and the README says why, in numbers the code has."""
+    first = readme.CLI.split("\nlockstep training")[1].split("\nlockstep ")[0]
+    assert "--backoff-limit 0" in first, first
+    base = Settings.model_fields["restart_backoff_seconds"].default
+    total = sum(restart_backoff(n, base_seconds=base) for n in range(DEFAULT_BACKOFF_LIMIT))
+    prose = " ".join(readme.README.read_text().split("```sh\nexport PATH")[0].split()[-120:])
+    assert f"restarted {DEFAULT_BACKOFF_LIMIT} times" in prose, prose
+    assert f"doubling from {base:g} s" in prose, prose
+    assert f"about {round(total / 60)} minutes" in prose, prose
+    assert "`--wait` and `--follow` show each restart" in prose, prose
+
+
+def python_block(block: str, server: LiveServer, checkout: Path) -> str:
+    """Run a README python block with lockstep's Python, in the checkout; what it printed."""
+    source = block.replace("http://127.0.0.1:8080", server.url)
+    ast.parse(source)
+    finished = subprocess.run(
+        [sys.executable, "-c", source],
+        cwd=checkout,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert finished.returncode == 0, f"{finished.stdout}\n{finished.stderr}\n{server.log()}"
+    return finished.stdout
+
+
+def test_the_sdk_example_runs_as_written(server: LiveServer, checkout: Path) -> None:
+    printed = python_block(readme.SDK, server, checkout)
+    assert "rank 0 of 3" in printed, printed
+    assert re.search(r"^hello-sdk (Running|Completed)$", printed, re.MULTILINE), printed
+
+
+def test_the_sdk_kinds_example_runs_as_written(server: LiveServer, checkout: Path) -> None:
+    printed = python_block(readme.SDK_KINDS, server, checkout)
+    assert "web-sdk suspended" in printed, printed
+    with httpx.Client(base_url=server.url, timeout=30.0) as client:
+        api = admin(server, checkout, client)
+        phases = {w["name"]: w["phase"] for w in api.get("/api/v1/workloads").json()["workloads"]}
+    assert phases["fit-sdk"] == "Completed"
+    assert phases["web-sdk"] in {"Stopping", "Stopped"}
+
+
+def test_every_readme_block_is_run_or_says_why_not() -> None:
+    """Every `sh` and `python` block of the README's newcomer sections is one a test runs
+    (RUN_BY, each test defined where named) or one named in SKIPPED with its reason: a new
+    block, or one changed beyond recognition, fails here until a test runs it."""
+    found = [block for heading in readme.SECTIONS for block in readme.blocks(heading)]
+    named = {name: getattr(readme, name) for name in [*RUN_BY, *SKIPPED]}
+    assert not set(RUN_BY) & set(SKIPPED)
+    unaccounted = [block for block in found if block not in named.values()]
+    assert not unaccounted, f"README blocks no test runs or names: {unaccounted}"
+    assert sorted(named.values()) == sorted(found)  # each named block is one of the README's
+    for name, test in RUN_BY.items():
+        path, function = test.split("::")
+        source = (REPOSITORY / path).read_text()
+        assert f"def {function}(" in source, test
+        assert name in source, f"{test} does not read the README's {name} block"
+    assert sorted(SKIPPED) == ["NOTEBOOK", "SERVE", "TEST"]
+    assert "pip install jupyterlab" in readme.NOTEBOOK
+    assert all(reason for reason in SKIPPED.values())
