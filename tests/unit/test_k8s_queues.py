@@ -96,9 +96,9 @@ def test_a_department_and_its_project_are_kai_queues_with_the_pools_quotas() -> 
     parent = spec_of(queues, "department.research")
     assert "parentQueue" not in parent and "priority" not in parent
     assert parent["resources"]["gpu"] == {"quota": 24, "limit": -1, "overQuotaWeight": 1}
-    # Resources a unit does not give: deserved 0, no limit, weight 1 (and KAI must be told -1,
-    # since a limit it is not given means no over-quota at all).
-    assert parent["resources"]["cpu"] == {"quota": 0, "limit": -1, "overQuotaWeight": 1}
+    # CPU and memory a unit does not give are not enforced: unlimited (-1), no limit, weight 1
+    # (KAI must be told -1: a quota or limit it is not given reads 0).
+    assert parent["resources"]["cpu"] == {"quota": -1, "limit": -1, "overQuotaWeight": 1}
     labels = queues[1]["metadata"]["labels"]
     assert labels["lockstep.io/org-unit"] == "project" and labels["lockstep.io/org-unit-id"] == "7"
 
@@ -174,7 +174,7 @@ def test_volcano_queues_have_deserved_capability_weight_and_parent() -> None:
     assert spec_of(queues, "department.research") == {
         "weight": 1,
         "reclaimable": True,
-        "deserved": {"nvidia.com/gpu": "24", "cpu": "0m", "memory": "0"},
+        "deserved": {"nvidia.com/gpu": "24"},
     }
 
 

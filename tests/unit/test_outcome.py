@@ -13,7 +13,13 @@ import pytest
 from lockstep.domain.phases import Phase
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.workload import PodPhase
-from lockstep.reconciler.outcome import Outcome, gang_restarts, outcome, restart_backoff
+from lockstep.reconciler.outcome import (
+    Outcome,
+    Restart,
+    gang_restarts,
+    outcome,
+    restart_backoff,
+)
 from lockstep.runtimes.base import PodStatus
 from tests.unit.specs import plan_of
 
@@ -180,12 +186,21 @@ def test_pods_stopped_by_lockstep_are_not_failures() -> None:
 @pytest.mark.parametrize("policy", ["OnFailure", "Always"])
 def test_a_failed_pod_restarts_the_whole_gang_under_a_restarting_policy(policy: str) -> None:
     the_plan = plan(restartPolicy=policy)
-    result = outcome(the_plan, pods(the_plan, [R, F, R], messages={1: "exited with code 3"}))
+    statuses = pods(the_plan, [R, F, R], exit_codes={1: 3}, messages={1: "exited with code 3"})
+    result = outcome(the_plan, statuses)
     assert result == Outcome(
         Phase.DEGRADED,
         "restarting every pod after pod job-worker-0 exited with code 3 (restart 1 of 6)",
         log_tail_of="job-worker-0",
         restart=True,
+        next_restart=Restart(
+            pod="job-worker-0",
+            exit_code=3,
+            number=1,
+            limit=6,
+            action="restarting every pod",
+            reason="pod job-worker-0 exited with code 3",
+        ),
     )
 
 

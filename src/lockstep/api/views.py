@@ -21,7 +21,7 @@ from lockstep.domain.kinds import TRAITS, WorkloadKind
 from lockstep.domain.metrics import WorkloadFigures
 from lockstep.domain.organization import Cluster, Department, Project
 from lockstep.domain.phases import Phase
-from lockstep.domain.plan import ReplicaPlan
+from lockstep.domain.plan import ReplicaPlan, bounds_of, distributed_pod_count
 from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.values import ConfigMap, Secret
@@ -29,7 +29,7 @@ from lockstep.domain.workload import SPEC_MODELS, Event, PhaseChange, Pod, Workl
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.pod_launch import environment_for_image
 from lockstep.runtimes.local.sandbox.asked import isolation_asked
-from lockstep.schemas.distributed import MasterSpec
+from lockstep.schemas.distributed import DistributedFramework, MasterSpec
 from lockstep.services.node_pools import PoolView
 from lockstep.services.nodes import GPU_PRODUCT_LABEL
 
@@ -175,7 +175,7 @@ def workload_item(
         "runningPods": w.running_pods,
         "category": w.category or TRAITS[w.kind].default_category,
         "images": images,
-        "requestedPods": {"number": _requested_pods(w.kind, spec)},
+        "requestedPods": _requested_pods(w, spec),
         "actionsSupport": {"delete": True, "suspend": not w.actual_phase.is_terminal},
         "preemptible": is_preemptible(w.priority_class, spec.get("preemptibility")),
     }
@@ -194,14 +194,21 @@ def workload_item(
     return item
 
 
-def _requested_pods(kind: WorkloadKind, spec: Mapping[str, Any]) -> int:
-    """The pods a workload runs at once: a distributed one's workers and leader, a
-    training's parallelism, a workspace's one."""
-    if kind is WorkloadKind.DISTRIBUTED:
-        return int(spec.get("numWorkers") or 1) + 1
-    if kind is WorkloadKind.TRAINING:
-        return min(int(spec.get("parallelism") or 1), int(spec.get("completions") or 1))
-    return 1
+def _requested_pods(w: Workload, spec: Mapping[str, Any]) -> dict[str, int]:
+    """The pods a workload runs at once (`number`): a distributed one's leader and workers
+    (an elastic PyTorch one's workers only, with their bounds `min` and `max`), a training's
+    parallelism, a workspace's one."""
+    if w.kind is WorkloadKind.DISTRIBUTED:
+        framework = w.framework or DistributedFramework.PYTORCH
+        bounds = bounds_of(framework, spec.get("minReplicas"), spec.get("maxReplicas"))
+        workers = int(spec.get("numWorkers") or 1)
+        number = distributed_pod_count(workers, elastic=bounds is not None)
+        if bounds is None:
+            return {"number": number}
+        return {"number": number, "min": bounds[0], "max": bounds[1]}
+    if w.kind is WorkloadKind.TRAINING:
+        return {"number": min(int(spec.get("parallelism") or 1), int(spec.get("completions") or 1))}
+    return {"number": 1}
 
 
 def pod_item(pod: Pod, w: Workload, plan: ReplicaPlan) -> dict[str, Any]:

@@ -11,7 +11,7 @@ import typer
 
 from lockstep.cli.connection import USAGE, fail
 from lockstep.cli.output import structured
-from lockstep.cli.progress import outcome, until_ended, until_running
+from lockstep.cli.progress import Restarts, outcome, until_ended, until_running
 from lockstep.cli.requests import BadFlag
 from lockstep.cli.storage import storage
 from lockstep.cli.workloads import follow_all
@@ -73,11 +73,12 @@ def after_submit(
     workload_id = str(created["workloadId"])
     if not structured(created, output):
         typer.echo(f"{noun} {created['name']} submitted ({workload_id})")
+    restarts = Restarts(client, workload_id)
     if (wait or wait_for_completion) and follow:
-        until_running(client, workload_id)
+        until_running(client, workload_id, restarts)
         follow_all(client, workload_id)
-        outcome(client, workload_id)
+        outcome(client, workload_id, restarts)
     elif wait_for_completion:
-        until_ended(client, workload_id)
+        until_ended(client, workload_id, restarts)
     elif wait:
-        until_running(client, workload_id)
+        until_running(client, workload_id, restarts)

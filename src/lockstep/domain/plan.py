@@ -206,13 +206,28 @@ def elastic_bounds(spec: WorkerSpec) -> tuple[int, int] | None:
     """An elastic PyTorch spec's (minReplicas, maxReplicas), in worker pods, each copied from
     the other when only one is given (as the operator does); None for a gang of fixed size."""
     framework = spec.distributed_framework or DistributedFramework.PYTORCH
-    low, high = spec.min_replicas, spec.max_replicas
-    if framework is not DistributedFramework.PYTORCH or (low is None and high is None):
+    return bounds_of(framework, spec.min_replicas, spec.max_replicas)
+
+
+def bounds_of(
+    framework: DistributedFramework, min_replicas: int | None, max_replicas: int | None
+) -> tuple[int, int] | None:
+    """`elastic_bounds` from the spec's fields: (min, max) for PyTorch with either given."""
+    if framework is not DistributedFramework.PYTORCH or (
+        min_replicas is None and max_replicas is None
+    ):
         return None
-    low = high if low is None else low
-    high = low if high is None else high
+    low = max_replicas if min_replicas is None else min_replicas
+    high = low if max_replicas is None else max_replicas
     assert low is not None and high is not None
     return low, high
+
+
+def distributed_pod_count(num_workers: int, *, elastic: bool) -> int:
+    """How many pods a distributed workload has (`build_plan`'s replicas): its leader (master,
+    chief, launcher; JAX's coordinating worker-0) and `num_workers` workers, or an elastic
+    PyTorch workload's `num_workers` worker pods only."""
+    return num_workers if elastic else num_workers + 1
 
 
 def build_plan(

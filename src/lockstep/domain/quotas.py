@@ -9,10 +9,17 @@ wire form's memory `units` (Mib, MB, GB) are converted here.
 Rules (the README's quota section says the same):
 - an entry without `nodePool` holds for every pool no other entry names (a cluster without
   node pools has one such entry);
-- a pool the resources do not name gets deserved 0, no limit and weight 1;
+- a pool the resources do not name gets deserved 0 (GPUs, CPU and memory alike), no limit and
+  weight 1;
 - `limit` -1 or absent: no limit; `deserved` -1: unlimited (KAI's convention; the default
   project created at the first start has it, so that it keeps behaving as lockstep did before
   quotas: everything it asks is within its deserved share);
+- a `cpu` or `memory` quota the entry leaves out (or whose `deserved` is absent or null) is
+  not enforced, as Run:ai reads it: deserved unlimited (KAI's -1), no limit unless one is
+  given — so a project that sets only a GPU quota runs its non-preemptible workloads within
+  its GPUs, whatever CPU and memory they ask. GPUs are always enforced: the document's
+  default `gpu.deserved` is 0 (the stored form fills it in), and a GPU entry or `deserved`
+  left out reads 0;
 - `overQuotaWeight` absent: 1.
 
 Pure: used by the scheduler (fair shares), the services (quota status) and the Kubernetes
@@ -105,9 +112,11 @@ def quotas_of(resources: Sequence[Mapping[str, Any]]) -> Quotas:
         pool = reference.get("name") or None
         quota = PoolQuota(
             pool or "",
-            gpu=_quota(entry.get("gpu")),
-            cpu=_quota(entry.get("cpu")),
-            memory=_quota(entry.get("memory"), scale=_memory_scale(entry.get("memory"))),
+            gpu=_quota(entry.get("gpu"), absent=0.0),
+            cpu=_quota(entry.get("cpu"), absent=UNLIMITED),
+            memory=_quota(
+                entry.get("memory"), absent=UNLIMITED, scale=_memory_scale(entry.get("memory"))
+            ),
             priority=entry.get("priority"),
         )
         if pool is None:
@@ -122,14 +131,16 @@ def _memory_scale(memory: Mapping[str, Any] | None) -> float:
     return float(MEMORY_UNIT_BYTES.get(str(units), MEMORY_UNIT_BYTES["MB"]))
 
 
-def _quota(wire: Mapping[str, Any] | None, *, scale: float = 1.0) -> Quota:
+def _quota(wire: Mapping[str, Any] | None, *, absent: float, scale: float = 1.0) -> Quota:
+    """One resource's quota; `absent`: the deserved share when the wire form gives none (0
+    for GPUs, `UNLIMITED` — not enforced — for CPU and memory)."""
     if not wire:
-        return Quota()
+        return Quota(deserved=absent)
     deserved = wire.get("deserved")
     limit = wire.get("limit")
     weight = wire.get("overQuotaWeight")
     return Quota(
-        deserved=_amount(deserved, scale, absent=0.0),
+        deserved=_amount(deserved, scale, absent=absent),
         limit=_amount(limit, scale, absent=UNLIMITED),
         weight=DEFAULT_WEIGHT if weight is None else float(weight),
     )

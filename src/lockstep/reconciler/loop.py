@@ -26,7 +26,13 @@ from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.workload import EventType, PendingMessage, PodPhase, Workload, WorkloadUpdate
 from lockstep.observability.instruments import Instruments
 from lockstep.reconciler.observed import Recorder
-from lockstep.reconciler.outcome import gang_restarts, outcome, restart_backoff
+from lockstep.reconciler.outcome import (
+    BACKOFF_REASON,
+    Outcome,
+    gang_restarts,
+    outcome,
+    restart_backoff,
+)
 from lockstep.reconciler.passes import decide_all, write
 from lockstep.reconciler.queue import ORGANIZATION_CHANGED, WorkQueue
 from lockstep.reconciler.recent_usage import RecentUsage
@@ -351,12 +357,10 @@ class Reconciler:
         )
         result = outcome(plan, statuses)
         message = result.message
+        if result.restart:
+            message = self._restart(workload, plan, statuses, result, change)
         if result.log_tail_of is not None:
             message += self._log_tail(workload, result.log_tail_of)
-        if result.restart and result.restart_pods:
-            self._restart_pods(workload, plan, statuses, result.restart_pods, change)
-        elif result.restart:
-            self._restart_gang(workload, plan, statuses, change)
         target = result.phase
         if target != workload.actual_phase or message != workload.phase_message:
             change.phase, change.message = target, message
@@ -382,24 +386,83 @@ class Reconciler:
         shown = "\n".join(line[:LOG_LINE_CHARACTERS] for line in lines)
         return f"; the last lines of its log:\n{shown}"
 
-    def _restart_gang(
+    def _restart(
         self,
         workload: Workload,
         plan: ReplicaPlan,
         statuses: Sequence[PodStatus],
+        result: Outcome,
+        change: WorkloadUpdate,
+    ) -> str:
+        """Restart what `result` says once its backoff has passed; return the phase message,
+        which says when the next try comes once that is known. A `BackOff` event tells each
+        restart once: in the pass whose message first names its time (the message and the
+        event are written together, so a later pass finds the message already there)."""
+        restart = result.next_restart
+        assert restart is not None
+        at = self._next_try(plan, statuses, result.restart_pods)
+        if at is None:
+            message = restart.message()
+        else:
+            message = restart.message(at)
+            if not (workload.phase_message or "").startswith(message):
+                seconds = (at - self._clock()).total_seconds()
+                change.events.append(
+                    self._recorder.event(
+                        workload,
+                        BACKOFF_REASON,
+                        restart.backoff_event(seconds=seconds, at=at),
+                        type=EventType.WARNING,
+                    )
+                )
+        if result.restart_pods:
+            self._restart_pods(workload, plan, statuses, result.restart_pods, change)
+        else:
+            self._restart_gang(workload, plan, at, change)
+        return message
+
+    def _next_try(
+        self, plan: ReplicaPlan, statuses: Sequence[PodStatus], names: Sequence[str]
+    ) -> datetime | None:
+        """When the restart comes: for a training's or workspace's pods (`names`), when the
+        first of them is due; for the whole gang (no names), once every pod has ended, when
+        the backoff has passed since the last did (None while some still run). A pod whose
+        end time is unknown is due at once."""
+        if names:
+            return self._pod_next_try(next(s for s in statuses if s.name == names[0]))
+        if any(s.phase in {PodPhase.RUNNING, PodPhase.PENDING} for s in statuses):
+            return None
+        ended = max((s.finished_at for s in statuses if s.finished_at is not None), default=None)
+        if ended is None:
+            return self._clock()
+        restarts = gang_restarts(plan, statuses)
+        backoff = restart_backoff(restarts, base_seconds=self._settings.restart_backoff_seconds)
+        return ended + timedelta(seconds=backoff)
+
+    def _pod_next_try(self, status: PodStatus) -> datetime:
+        """When an ended pod of a training or workspace runs again: its backoff after it
+        ended (at once when that is unknown)."""
+        if status.finished_at is None:
+            return self._clock()
+        backoff = restart_backoff(
+            status.restarts, base_seconds=self._settings.restart_backoff_seconds
+        )
+        return status.finished_at + timedelta(seconds=backoff)
+
+    def _restart_gang(
+        self,
+        workload: Workload,
+        plan: ReplicaPlan,
+        at: datetime | None,
         change: WorkloadUpdate,
     ) -> None:
-        """Fail fast: stop the rest of the gang now; once every pod has ended and the backoff
-        has passed, start them all again."""
-        if any(s.phase in {PodPhase.RUNNING, PodPhase.PENDING} for s in statuses):
+        """Fail fast: stop the rest of the gang now (`at` is None while some of it runs); once
+        every pod has ended and the backoff has passed (at `at`), start them all again."""
+        if at is None:
             if not self._runtime.stop(workload.id, grace_seconds=self._grace(workload)):
                 self._queue.add_after(workload.id, self._settings.stop_poll_seconds)
             return
-        ended = max((s.finished_at for s in statuses if s.finished_at is not None), default=None)
-        backoff = restart_backoff(
-            gang_restarts(plan, statuses), base_seconds=self._settings.restart_backoff_seconds
-        )
-        wait = 0.0 if ended is None else (ended - self._clock()).total_seconds() + backoff
+        wait = (at - self._clock()).total_seconds()
         if wait > 0:
             self._queue.add_after(workload.id, wait)
             return
@@ -426,11 +489,7 @@ class Reconciler:
         for status in statuses:
             if status.name not in names:
                 continue
-            backoff = restart_backoff(
-                status.restarts, base_seconds=self._settings.restart_backoff_seconds
-            )
-            ended = status.finished_at
-            wait = 0.0 if ended is None else (ended - now).total_seconds() + backoff
+            wait = (self._pod_next_try(status) - now).total_seconds()
             if wait > 0:
                 self._queue.add_after(workload.id, wait)
             else:
@@ -524,10 +583,12 @@ class Reconciler:
         return gang
 
     def _holders(self, admitted: list[Workload], usage: Usage) -> list[Holder]:
-        """What the admitted workloads hold (counted in `usage`), oldest first."""
+        """What the admitted workloads hold (counted in `usage`), the first submitted first:
+        among equal priority the newest gives way first, as KAI evicts in the reverse of its
+        queue order."""
         holders = []
         room = pod_room(usage.nodes)
-        for workload in sorted(admitted, key=lambda w: (w.phase_updated_at, w.id)):
+        for workload in sorted(admitted, key=lambda w: (w.created_at, w.id)):
             gang = self._gang(workload)
             placement = workload.placement
             if placement is None:

@@ -7,7 +7,8 @@ failure rules, as a pure function of the plan and the pods' statuses.
 - Fail fast: the first pod to fail (pods that lockstep itself stopped do not count) decides.
   With restartPolicy Never, or when the pod could not even start, the workload fails. Otherwise
   the whole gang is stopped and started again, until it has been restarted backoffLimit times;
-  then the workload fails.
+  then the workload fails. While it waits out the backoff its message says when the next try
+  comes (`Restart.message`), and the reconciler records a `BackOff` event once per restart.
 - A workload runs once every pod it started runs (and is ready): all of its pods, or for an
   elastic PyTorch workload at least its minimum (its other pods start as room frees).
 - A training or workspace runs its pods as a Job does: it completes once `completions` of them
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from lockstep.domain.phases import Phase
 from lockstep.domain.plan import ReplicaPlan
@@ -29,6 +31,56 @@ from lockstep.schemas.distributed import DistributedFramework
 from lockstep.schemas.pod import RestartPolicy
 
 MAX_BACKOFF_SECONDS = 300.0
+BACKOFF_REASON = "BackOff"
+"""The reason of the event that tells a restart after a backoff (Kubernetes' reason for it)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Restart:
+    """What a Degraded workload is started again after, and which restart that will be."""
+
+    pod: str
+    """The pod whose end decided it."""
+    exit_code: int | None
+    number: int
+    """Which restart it will be, from 1."""
+    limit: int | None
+    """The backoffLimit it counts towards (None: restartPolicy Always, no limit)."""
+    action: str
+    """What is started again: `restarting every pod`, `running pod <name> again`."""
+    reason: str
+    """How the pod ended: `pod <name> exited with code 3 (…)`."""
+
+    @property
+    def count(self) -> str:
+        """`restart 1 of 6`, or without a limit `restart 3`."""
+        return f"restart {self.number}" + ("" if self.limit is None else f" of {self.limit}")
+
+    def message(self, at: datetime | None = None) -> str:
+        """The workload's phase message while it waits: `restarting every pod after pod
+        hello-master-0 exited with code 127 (restart 1 of 6 at 2026-12-04T20:41:07Z)`; without
+        `at` (not known yet: other pods are still stopping) `… (restart 1 of 6)`."""
+        when = "" if at is None else f" at {utc_second(at)}"
+        return f"{self.action} after {self.reason} ({self.count}{when})"
+
+    def backoff_event(self, *, seconds: float, at: datetime) -> str:
+        """The BackOff event's message: `pod hello-master-0 exited with code 127; restart 1 of
+        6 in 10 s (at 2026-12-04T20:41:07Z)`, `seconds` from now."""
+        ended = "ended" if self.exit_code is None else f"exited with code {self.exit_code}"
+        return (
+            f"pod {self.pod} {ended}; {self.count} in {_seconds(seconds)} s (at {utc_second(at)})"
+        )
+
+
+def utc_second(moment: datetime) -> str:
+    """ISO-8601 in UTC to the second, with `Z`: `2026-12-04T20:41:07Z`."""
+    return moment.astimezone(UTC).replace(tzinfo=None, microsecond=0).isoformat() + "Z"
+
+
+def _seconds(seconds: float) -> str:
+    """`10`, `160`, or under a second `0.2`: whole seconds from one up."""
+    seconds = max(seconds, 0.0)
+    return f"{round(seconds):d}" if seconds >= 1 else f"{round(seconds, 1):g}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,6 +94,8 @@ class Outcome:
     """Stop the whole gang and start it again (after `restart_backoff`)."""
     restart_pods: tuple[str, ...] = ()
     """With `restart`: only these pods (a training's or workspace's), the others untouched."""
+    next_restart: Restart | None = None
+    """With `restart`: which pod ended, and which restart comes (for the BackOff event)."""
 
 
 def gang_restarts(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> int:
@@ -86,11 +140,16 @@ def outcome(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> Outcome:
                 f"({plan.backoff_limit})",
                 log_tail_of=tail,
             )
+        restart = Restart(
+            pod=first.name,
+            exit_code=first.exit_code,
+            number=restarts + 1,
+            limit=plan.backoff_limit,
+            action="restarting every pod",
+            reason=reason,
+        )
         return Outcome(
-            Phase.DEGRADED,
-            f"restarting every pod after {reason} (restart {restarts + 1} of {plan.backoff_limit})",
-            log_tail_of=tail,
-            restart=True,
+            Phase.DEGRADED, restart.message(), log_tail_of=tail, restart=True, next_restart=restart
         )
     return _progress(plan, pods)
 
@@ -139,11 +198,19 @@ def _single_pod_outcome(plan: ReplicaPlan, pods: Sequence[PodStatus]) -> Outcome
                 f"; the workload has reached the specified backoff limit ({plan.backoff_limit})"
             )
         return Outcome(Phase.FAILED, reason, log_tail_of=tail)
-    limit = "" if always else f" of {plan.backoff_limit}"
+    restart = Restart(
+        pod=first.name,
+        exit_code=first.exit_code,
+        number=failures + 1,
+        limit=None if always else plan.backoff_limit,
+        action=f"running pod {first.name} again",
+        reason=reason,
+    )
     return Outcome(
         Phase.DEGRADED,
-        f"running pod {first.name} again after {reason} (restart {failures + 1}{limit})",
+        restart.message(),
         log_tail_of=tail,
         restart=True,
         restart_pods=(first.name,),
+        next_restart=restart,
     )

@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 
 from lockstep.domain.cluster import Node
-from lockstep.domain.quotas import Resource
+from lockstep.domain.quotas import UNLIMITED, Resource
 from lockstep.scheduler import quota_messages as say
 from lockstep.scheduler.accounting import asked, capacity, home_pool, placed_amounts
 from lockstep.scheduler.books import Books, exceeds, first_over
@@ -145,7 +145,7 @@ def schedule(
     max_pods_per_project: int | None = None,
 ) -> Decisions:
     """Decide on `heads` (in submission order, oldest first) given what `usage` says is taken
-    by `holders` (oldest admitted first); admitted gangs are counted in `usage`. `fit_idle`:
+    by `holders` (the first submitted first); admitted gangs are counted in `usage`. `fit_idle`:
     candidates already known to fit these nodes were they idle (see `can_never_fit`), not
     judged again. `time_aware` (off by default) lowers over-quota shares by `recent_usage`.
     `max_pods_per_project`: the most pods one project holds at once (None: no limit)."""
@@ -458,7 +458,8 @@ class _Cycle:
 
     def _ranked(self) -> dict[str, list[Holder]]:
         """Project → its running preemptible holders, the first to give way first: the lowest
-        priority, then the most recently admitted (made once a cycle)."""
+        priority, then the newest (holders come the first submitted first; made once a
+        cycle)."""
         if self._by_project is None:
             self._by_project = {}
             for holder in self.holders:
@@ -473,11 +474,17 @@ class _Cycle:
         self, candidate: Candidate, home: str, ask: Amounts, shortfall: GangShortfall
     ) -> Waiting:
         """Nobody could be stopped for it: its quota, when that is why (it would pass its
-        fair share, and others hold what it asks), else the nodes."""
+        fair share, and others hold what it asks), else the nodes. A resource whose quota is
+        not enforced (unlimited deserved: its fair share is all it asks, up to the pool) is
+        never the quota's doing."""
         free = self.free.get(home) or zero()
         total = self.capacity.get(home) or zero()
         for account in self.books.both(candidate.project_id, home):
-            r = first_over(account.allocated, ask, account.fair)
+            bounds = [
+                UNLIMITED if deserved == UNLIMITED else fair
+                for deserved, fair in zip(account.deserved, account.fair, strict=True)
+            ]
+            r = first_over(account.allocated, ask, bounds)
             if r is not None and total[r] - free[r] - account.allocated[r] > EPSILON:
                 wanted = ask[r] - free[r] if ask[r] - free[r] > EPSILON else ask[r]
                 message = say.over_quota(account, r, wanted)

@@ -3,14 +3,16 @@
 Two ways, both trying victims one at a time on the cycle's own usage (released, tried, held
 again: no copy of the nodes) until the gang would fit:
 - **priority**, within the gang's project: preemptible workloads of lower priority, the
-  lowest priority and the most recently admitted first (as before quotas);
+  lowest priority and the newest (the last submitted) first;
 - **reclaim**, across projects, for a gang whose project (and department) stays within its
   fair share with it: preemptible workloads of projects above theirs. A project yields a
   workload only while what it holds in the pool is above its deserved share and above its
   fair share (or above its deserved share alone, when the reclaiming project stays within its
   own deserved share) — KAI's two reclaim strategies; between projects of different
   departments the departments must pass the same test. The most saturated project (held /
-  fair share) yields first; within one the lowest priority, then the most recently admitted.
+  fair share) yields first; within one the lowest priority, then the newest (the last
+submitted), as KAI evicts in the reverse of its queue order. One rule on both runtimes: on
+Kubernetes KAI Scheduler applies it to the jobs' priority classes and creation times.
 """
 
 from __future__ import annotations

@@ -387,7 +387,8 @@ class MetricsService:
 
 
 def deserved(quotas: Quotas, pools: Sequence[str], resource: str) -> float:
-    """What the unit is guaranteed over `pools` (an unlimited share counts nothing)."""
+    """What the unit is guaranteed over `pools` (an unlimited share counts nothing, a CPU or
+    memory quota not enforced included: finite whatever the quotas)."""
     total = 0.0
     for pool in pools:
         deserved = getattr(quotas.in_pool(pool), resource).deserved

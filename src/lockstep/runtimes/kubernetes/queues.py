@@ -7,11 +7,14 @@ a workload's own (`workload_queues`).
 
 KAI Scheduler (`scheduling.run.ai/v2`): per resource `quota` (the deserved share), `limit` and
 `overQuotaWeight`, in KAI's units — GPUs in devices (fractions allowed), CPU in millicores,
-memory in megabytes (10^6 bytes) — with -1 for unlimited (a `limit` KAI is not given means no
-over-quota at all, so it is always written); `priority` from the unit's over-quota priority.
+memory in megabytes (10^6 bytes) — with -1 for unlimited (KAI reads a `quota` or `limit` it is
+not given as 0: no guarantee, no over-quota at all, so every resource is always written); a
+CPU or memory quota the unit does not set is not enforced (domain/quotas.py) and so is written
+`quota: -1`; `priority` from the unit's over-quota priority.
 Volcano (`scheduling.volcano.sh/v1beta1`): `deserved` and `capability` as resource quantities
-(an unlimited amount left out), one `weight` (the GPU weight: Volcano has one per queue, an
-integer of at least 1), `parent` naming the department's queue.
+(an unlimited amount — a quota not enforced included — left out: a quantity has no "unlimited"),
+one `weight` (the GPU weight: Volcano has one per queue, an integer of at least 1), `parent`
+naming the department's queue.
 
 A Queue has no node-pool dimension (KAI partitions pools into scheduling shards, each with
 queues of its own): the queues carry the quotas of one pool, `KubernetesSettings.queue_pool`.
