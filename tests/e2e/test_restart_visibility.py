@@ -1,8 +1,10 @@
 """Restarts are visible while they happen: a workload whose command fails at once is restarted
 after a backoff until backoffLimit, and meanwhile each restart is told — a `BackOff` event
 (Warning) per restart, `pod <name> exited with code <n>; restart <k> of <limit> in <s> s (at
-<time>Z)`, and a phase message naming the time of the next try — and `submit --wait`
-(`--follow`) prints a line per restart as it comes, piped and on a terminal."""
+<time>Z)`, and a phase message naming the time of the next try — and `submit --wait --follow`
+(`--wait-for-completion`) prints a line per restart as it comes, piped and on a terminal. A
+bare `--wait` ends once the workload runs, which a command failing at once may or may not be
+seen to do, so the tests that must see every restart wait for completion."""
 
 from __future__ import annotations
 
@@ -81,7 +83,7 @@ def test_a_gang_that_fails_at_once_tells_each_restart(server: LiveServer, cli: C
         "1",
         "--backoff-limit",
         "2",
-        "--wait",
+        "--wait-for-completion",
         "--",
         "sh",
         "-c",
@@ -155,7 +157,7 @@ def test_restarts_show_on_a_terminal(cli: Cli, tmp_path: Path) -> None:
             "x",
             "--backoff-limit",
             "2",
-            "--wait",
+            "--wait-for-completion",
             "--",
             "sh",
             "-c",
