@@ -10,6 +10,7 @@ import os
 import signal
 import socket
 import sys
+from typing import Any
 
 import uvicorn
 from fastapi import FastAPI
@@ -74,18 +75,7 @@ def run_server(settings: Settings, *, access_log: bool) -> None:
     RunaiHttpProtocol.configure(settings)
     _announce(app.state.bootstrap, settings)
     tune_garbage_collection()
-    server = uvicorn.Server(
-        uvicorn.Config(
-            app,
-            host=settings.host,
-            port=settings.port,
-            http=RunaiHttpProtocol,
-            log_config=None,
-            access_log=access_log,
-            backlog=BACKLOG,
-            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
-        )
-    )
+    server = uvicorn.Server(_uvicorn_config(app, settings, access_log=access_log))
     try:
         server.run(sockets=[listening])
     except KeyboardInterrupt:
@@ -94,6 +84,23 @@ def run_server(settings: Settings, *, access_log: bool) -> None:
         listening.close()
     if not server.started:
         sys.exit(STARTUP_FAILURE)
+
+
+def _uvicorn_config(
+    app: FastAPI | str, settings: Settings, *, access_log: bool, **more: Any
+) -> uvicorn.Config:
+    """How uvicorn serves the API, in one process or several (`more`: their options)."""
+    return uvicorn.Config(
+        app,
+        host=settings.host,
+        port=settings.port,
+        http=RunaiHttpProtocol,
+        log_config=None,
+        access_log=access_log,
+        backlog=BACKLOG,
+        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
+        **more,
+    )
 
 
 def _listen(settings: Settings) -> socket.socket:
@@ -139,17 +146,12 @@ def _serve_in_processes(settings: Settings, *, access_log: bool) -> None:
         exclude={"bootstrap_client_id", "bootstrap_client_secret"}
     )
     os.environ[PARENT] = str(os.getpid())
-    config = uvicorn.Config(
+    config = _uvicorn_config(
         f"{__name__}:api_process",
+        settings,
+        access_log=access_log,
         factory=True,
         workers=settings.api_processes,
-        host=settings.host,
-        port=settings.port,
-        http=RunaiHttpProtocol,
-        log_config=None,
-        access_log=access_log,
-        backlog=BACKLOG,
-        timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_SECONDS,
     )
     try:
         supervisor = Multiprocess(config, sockets=[listening])
