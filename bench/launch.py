@@ -32,8 +32,9 @@ run.
    with a fresh server idle and with one such workload running.
 
     .venv/bin/python -m bench.launch [--repeats 5] [--deletes 3] [--grace 3] [--workloads 50]
-        [--only distributed training delete memory] [--sandbox auto|off]
+        [--only distributed training delete memory] [--sandbox auto|off] [--baseline REF]
 
+`--baseline REF` measures the lockstep of revision REF first, then this tree's, in one run.
 `--sandbox off` starts lockstep with LOCKSTEP_SANDBOX=off (pods as plain process groups), to
 tell what the pods' sandbox costs from what the rest of lockstep does.
 
@@ -66,7 +67,7 @@ from typing import Any
 
 import httpx
 
-from bench.harness import Server, free_port, server
+from bench.harness import Server, free_port, revisions, server
 from lockstep.runtimes.local.pod_launch import PASS_THROUGH
 from lockstep.runtimes.local.processes import (
     POD_MARKER,
@@ -844,30 +845,28 @@ def parsed_options() -> argparse.Namespace:
         default="auto",
         help="LOCKSTEP_SANDBOX for the server (default: auto, pods in their sandbox)",
     )
+    parser.add_argument(
+        "--baseline", metavar="REF", help="also the lockstep of this revision, before this tree's"
+    )
     return parser.parse_args()
 
 
-def main() -> None:
-    options = parsed_options()
+def run_parts(options: argparse.Namespace, source: Path | None) -> dict[str, Any]:
+    """The parts `options` asks for, measured on servers running the lockstep at `source`
+    (the working tree's when None); what `report` prints."""
     parts = set(options.only)
-    record: dict[str, Any] = {
-        "machine": platform.node(),
-        "cpus": os.cpu_count(),
-        "python": platform.python_version(),
-        "options": vars(options),
-        "load_average_before": os.getloadavg(),
-    }
-
+    record: dict[str, Any] = {}
     # `--workloads` of 2 pods each, all in one project: no per-project pod limit.
     settings = {"LOCKSTEP_SANDBOX": options.sandbox, "LOCKSTEP_MAX_PODS_PER_PROJECT": "0"}
     if parts & {"distributed", "training", "delete"}:
-        with server(None, settings=settings) as running, leave_nothing(running):
+        with server(None, settings=settings, source=source) as running, leave_nothing(running):
             if "distributed" in parts:
                 print("launch: 1 master + 3 workers, gloo all_reduce")
                 warmups, measured = launches(running, options.repeats)
                 record |= {
                     "launches": [m.__dict__ for m in measured],
                     "warmups": [m.__dict__ for m in warmups],
+                    "measured": measured,
                 }
             if "training" in parts:
                 print("training: one process, a linear model fitted")
@@ -875,6 +874,7 @@ def main() -> None:
                 record["training_runs"] = {
                     "launches": [m.__dict__ for m in training],
                     "warmups": [m.__dict__ for m in training_warmups],
+                    "measured": training,
                 }
             if "delete" in parts:
                 with api_client(running) as client:
@@ -887,33 +887,40 @@ def main() -> None:
                         delete_run(running, client, f"ignore-{i}", options.grace)
                         for i in range(options.deletes)
                     ]
+                record["delete_runs"] = {"sigterm": obeying, "ignores_sigterm": ignoring}
     if "memory" in parts:
         print(f"memory: {options.workloads} workloads of 1 master + 1 worker, sleeping")
         with (
-            server(None, settings=settings) as running,
+            server(None, settings=settings, source=source) as running,
             leave_nothing(running),
             api_client(running) as client,
         ):
             record["memory"] = memory_run(running, client, options.workloads)
+    return record
 
+
+def report(options: argparse.Namespace, record: dict[str, Any]) -> None:
+    """Print the figures of one `run_parts` and add them to its record."""
+    parts = set(options.only)
     if "distributed" in parts:
         print("\nlaunch: 1 master + 3 workers")
-        record |= report_launches(measured)
+        record |= report_launches(record.pop("measured"))
     if "training" in parts:
         print("\ntraining: one process")
-        record["training"] = report_launches(training, TRAINING_LAUNCHERS)
+        record["training"] = report_launches(
+            record["training_runs"].pop("measured"), TRAINING_LAUNCHERS
+        )
     if "delete" in parts:
         deletes = {
-            "sigterm": summary(obeying),
-            f"ignores_sigterm_grace_{options.grace}s": summary(ignoring),
+            "sigterm": summary(record["delete_runs"]["sigterm"]),
+            f"ignores_sigterm_grace_{options.grace}s": summary(
+                record["delete_runs"]["ignores_sigterm"]
+            ),
         }
         for name, timing in deletes.items():
             spread = f"{timing['min']:.3f}-{timing['max']:.3f}"
             print(f"DELETE → no process ({name}): {timing['median']:.3f} s ({spread})")
-        record |= {
-            "delete": deletes,
-            "delete_runs": {"sigterm": obeying, "ignores_sigterm": ignoring},
-        }
+        record["delete"] = deletes
     if "memory" in parts:
         moments = {
             "idle": "idle",
@@ -928,6 +935,27 @@ def main() -> None:
                 f" = {mib['total_rss_mib']:.1f} MiB"
             )
 
+
+def main() -> None:
+    options = parsed_options()
+    record: dict[str, Any] = {
+        "machine": platform.node(),
+        "cpus": os.cpu_count(),
+        "python": platform.python_version(),
+        "options": vars(options),
+        "load_average_before": os.getloadavg(),
+    }
+    with revisions(options.baseline) as sources:
+        runs = {}
+        for code, source in sources.items():
+            if len(sources) > 1:
+                print(f"=== measuring {code} ===")
+            runs[code] = run_parts(options, source)
+    for code, run in runs.items():
+        if len(runs) > 1:
+            print(f"\n=== {code} ===")
+        report(options, run)
+    record |= runs["current"] if len(runs) == 1 else {"revisions": runs}
     record["load_average_after"] = os.getloadavg()
     out = Path(__file__).resolve().parent / "results"
     out.mkdir(exist_ok=True)
