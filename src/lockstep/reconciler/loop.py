@@ -38,7 +38,6 @@ from lockstep.reconciler.queue import ORGANIZATION_CHANGED, WorkQueue
 from lockstep.reconciler.recent_usage import RecentUsage
 from lockstep.reconciler.shares import shares_to_store, snapshot_of, usage_from_store
 from lockstep.runtimes.base import PodStatus, Runtime
-from lockstep.scheduler.accounting import capacity
 from lockstep.scheduler.cycle import (
     Candidate,
     Decisions,
@@ -47,12 +46,13 @@ from lockstep.scheduler.cycle import (
     can_never_fit,
     schedule,
 )
-from lockstep.scheduler.fair_share import TimeAware
-from lockstep.scheduler.hierarchy import RESOURCES
-from lockstep.scheduler.placement import GangPlacement, PodNeed, Usage, place
-from lockstep.scheduler.resources import Gang, gang_of
-from lockstep.scheduler.shape import pod_room
-from lockstep.scheduler.snapshot import Organization
+from lockstep.scheduler.gang.of_workload import Gang, gang_of
+from lockstep.scheduler.gang.shape import pod_room
+from lockstep.scheduler.nodes.placement import GangPlacement, PodNeed, Usage, place
+from lockstep.scheduler.quota.fair_share import TimeAware
+from lockstep.scheduler.quota.hierarchy import RESOURCES
+from lockstep.scheduler.quota.organization import Organization
+from lockstep.scheduler.quota.pool_amounts import capacity
 from lockstep.schemas.distributed import CleanPodPolicy, DistributedFramework
 from lockstep.store.database import Database
 from lockstep.store.scheduling import ShareKey

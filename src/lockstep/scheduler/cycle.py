@@ -35,12 +35,8 @@ from enum import Enum
 
 from lockstep.domain.cluster import Node
 from lockstep.domain.quotas import UNLIMITED, Resource
-from lockstep.scheduler import quota_messages as say
-from lockstep.scheduler.accounting import asked, capacity, home_pool, placed_amounts
-from lockstep.scheduler.books import Books, exceeds, first_over
-from lockstep.scheduler.fair_share import EPSILON, RecentUsage, Share, TimeAware, fair_shares
-from lockstep.scheduler.hierarchy import RESOURCES, Amounts, Hierarchy, zero
-from lockstep.scheduler.placement import (
+from lockstep.scheduler.gang.shape import GangShape, never_fits_idle, pod_room
+from lockstep.scheduler.nodes.placement import (
     GangPlacement,
     GangShortfall,
     PodNeed,
@@ -48,9 +44,18 @@ from lockstep.scheduler.placement import (
     grow,
     place,
 )
-from lockstep.scheduler.room import Reclaim, by_priority, fits
-from lockstep.scheduler.shape import GangShape, never_fits_idle, pod_room
-from lockstep.scheduler.snapshot import NO_ORGANIZATION, Organization, OrgType, PhaseReason
+from lockstep.scheduler.preemption.reclaim import Reclaim, by_priority, fits
+from lockstep.scheduler.quota import messages as say
+from lockstep.scheduler.quota.books import Books, exceeds, first_over
+from lockstep.scheduler.quota.fair_share import EPSILON, RecentUsage, Share, TimeAware, fair_shares
+from lockstep.scheduler.quota.hierarchy import RESOURCES, Amounts, Hierarchy, zero
+from lockstep.scheduler.quota.organization import (
+    NO_ORGANIZATION,
+    Organization,
+    OrgType,
+    PhaseReason,
+)
+from lockstep.scheduler.quota.pool_amounts import asked, capacity, home_pool, placed_amounts
 from lockstep.schemas.pod import PodAffinity
 
 

@@ -21,8 +21,8 @@ from lockstep.domain.cluster import Node
 from lockstep.domain.node_pools import DEFAULT_POOL
 from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.workload import Workload
-from lockstep.scheduler.accounting import asked, home_pool, placed_amounts
-from lockstep.scheduler.resources import gang_of
+from lockstep.scheduler.gang.of_workload import gang_of
+from lockstep.scheduler.quota.pool_amounts import asked, home_pool, placed_amounts
 
 MEGABYTE = 10**6
 

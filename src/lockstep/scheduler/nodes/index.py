@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 
 from lockstep.domain.cluster import Node
-from lockstep.scheduler.selectors import Selector
+from lockstep.scheduler.gang.selectors import Selector
 from lockstep.schemas.pod import PodAffinity, PodAffinityType
 
 NANO = 10**9

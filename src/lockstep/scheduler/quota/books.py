@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from lockstep.scheduler.fair_share import EPSILON, FairShares
-from lockstep.scheduler.hierarchy import RESOURCES, Amounts, Hierarchy, zero
-from lockstep.scheduler.snapshot import OrgType
+from lockstep.scheduler.quota.fair_share import EPSILON, FairShares
+from lockstep.scheduler.quota.hierarchy import RESOURCES, Amounts, Hierarchy, zero
+from lockstep.scheduler.quota.organization import OrgType
 
 
 @dataclass(slots=True)

@@ -9,8 +9,8 @@ from decimal import Decimal
 import pytest
 
 from lockstep.domain.cluster import Assignment, Gpu, Node, Taint
-from lockstep.scheduler.placement import ONE, GangShortfall, GpuNeed, PodNeed, Usage, place
-from lockstep.scheduler.selectors import Selector
+from lockstep.scheduler.gang.selectors import Selector
+from lockstep.scheduler.nodes.placement import ONE, GangShortfall, GpuNeed, PodNeed, Usage, place
 from lockstep.schemas.pod import PodAffinity, PodAffinityType, Toleration, TolerationOperator
 
 GI = 2**30

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from lockstep.domain.quotas import UNBOUNDED, Quota, Quotas, Resource
-from lockstep.scheduler.snapshot import Organization, OrgType, OrgUnit
+from lockstep.scheduler.quota.organization import Organization, OrgType, OrgUnit
 
 RESOURCES: tuple[Resource, ...] = (Resource.GPU, Resource.CPU, Resource.MEMORY)
 """The resources quotas divide, in the order amounts list them."""

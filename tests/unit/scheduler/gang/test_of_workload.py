@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from lockstep.scheduler.placement import GpuNeed, PodNeed
-from lockstep.scheduler.resources import gang_affinity, gang_needs, pod_need
-from lockstep.scheduler.selectors import Selector
+from lockstep.scheduler.gang.of_workload import gang_affinity, gang_needs, pod_need
+from lockstep.scheduler.gang.selectors import Selector
+from lockstep.scheduler.nodes.placement import GpuNeed, PodNeed
 from lockstep.schemas.distributed import PodSpec
 from tests.unit.specs import plan_of
 

@@ -23,8 +23,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 
 from lockstep.domain.cluster import Assignment, Node
-from lockstep.scheduler.capacity import DEVICE_UNIT, affinity_key
-from lockstep.scheduler.needs import (
+from lockstep.scheduler.gang.needs import (
     ONE,
     ZERO,
     GangPlacement,
@@ -36,7 +35,8 @@ from lockstep.scheduler.needs import (
     pod_in_words,
     size_of,
 )
-from lockstep.scheduler.usage import Ask, Spot, Usage, ask_of
+from lockstep.scheduler.nodes.index import DEVICE_UNIT, affinity_key
+from lockstep.scheduler.nodes.usage import Ask, Spot, Usage, ask_of
 from lockstep.schemas.pod import PodAffinity, PodAffinityType
 
 __all__ = [

@@ -21,9 +21,9 @@ from lockstep.reconciler.shares import shares_to_store, snapshot_of
 from lockstep.runtimes.kubernetes.queues import queue_manifests
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings, SchedulerKind
 from lockstep.scheduler.cycle import Candidate, Holder, Waiting, schedule
-from lockstep.scheduler.placement import GpuNeed, PodNeed, Usage, place
-from lockstep.scheduler.shape import GangShape
-from lockstep.scheduler.snapshot import Organization, OrgType, OrgUnit, PhaseReason
+from lockstep.scheduler.gang.shape import GangShape
+from lockstep.scheduler.nodes.placement import GpuNeed, PodNeed, Usage, place
+from lockstep.scheduler.quota.organization import Organization, OrgType, OrgUnit, PhaseReason
 from tests.unit.k8s_schemas import schema_errors
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from lockstep.domain.cluster import Gpu, Node
-from lockstep.scheduler.placement import GpuNeed, PodNeed
-from lockstep.scheduler.resources import gang_affinity, gang_needs, gang_of
-from lockstep.scheduler.selectors import Selector
-from lockstep.scheduler.shape import GangShape, NumberedNames, PodGroup, most_pods, never_fits
+from lockstep.scheduler.gang.of_workload import gang_affinity, gang_needs, gang_of
+from lockstep.scheduler.gang.selectors import Selector
+from lockstep.scheduler.gang.shape import GangShape, NumberedNames, PodGroup, most_pods, never_fits
+from lockstep.scheduler.nodes.placement import GpuNeed, PodNeed
 from tests.unit.k8s import workload_of
 from tests.unit.specs import request_body
 

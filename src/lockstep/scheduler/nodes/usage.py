@@ -16,7 +16,8 @@ from decimal import Decimal
 from fractions import Fraction
 
 from lockstep.domain.cluster import Assignment, Node
-from lockstep.scheduler.capacity import (
+from lockstep.scheduler.gang.needs import ONE, ZERO, GpuNeed, PodNeed
+from lockstep.scheduler.nodes.index import (
     FIT_CACHE_SIZE,
     View,
     byte_units,
@@ -24,7 +25,6 @@ from lockstep.scheduler.capacity import (
     cpu_units,
     share_units,
 )
-from lockstep.scheduler.needs import ONE, ZERO, GpuNeed, PodNeed
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,8 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from lockstep.domain.quotas import UNLIMITED, Resource
-from lockstep.scheduler.hierarchy import RESOURCES, Amounts, Hierarchy, zero
-from lockstep.scheduler.snapshot import OrgType
+from lockstep.scheduler.quota.hierarchy import RESOURCES, Amounts, Hierarchy, zero
+from lockstep.scheduler.quota.organization import OrgType
 
 EPSILON = 1e-9
 

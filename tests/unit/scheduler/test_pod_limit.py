@@ -14,9 +14,9 @@ from lockstep.cli.main import app
 from lockstep.config import Settings
 from lockstep.domain.cluster import Node
 from lockstep.scheduler.cycle import Candidate, Decisions, Holder, Waiting, schedule
-from lockstep.scheduler.placement import PodNeed, Usage, place
-from lockstep.scheduler.shape import GangShape
-from lockstep.scheduler.snapshot import Organization, OrgUnit, PhaseReason
+from lockstep.scheduler.gang.shape import GangShape
+from lockstep.scheduler.nodes.placement import PodNeed, Usage, place
+from lockstep.scheduler.quota.organization import Organization, OrgUnit, PhaseReason
 
 NODE = Node("n", "default", Decimal(16), Decimal(64 * 2**30), max_pods=10)
 ORGANIZATION = Organization(projects={"a": OrgUnit("a", "team-a"), "b": OrgUnit("b", "team-b")})

@@ -21,8 +21,8 @@ from itertools import islice
 from typing import overload
 
 from lockstep.domain.cluster import Node
-from lockstep.scheduler.capacity import Capacity, affinity_key, capacity_of, hashable_key
-from lockstep.scheduler.placement import (
+from lockstep.scheduler.nodes.index import Capacity, affinity_key, capacity_of, hashable_key
+from lockstep.scheduler.nodes.placement import (
     ONE,
     ZERO,
     GangShortfall,
@@ -34,7 +34,7 @@ from lockstep.scheduler.placement import (
     pod_in_words,
     size_of,
 )
-from lockstep.scheduler.usage import Ask, ask_of
+from lockstep.scheduler.nodes.usage import Ask, ask_of
 from lockstep.schemas.pod import PodAffinity
 
 

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from lockstep.domain.cluster import Node, Taint
-from lockstep.scheduler.selectors import Selector
+from lockstep.scheduler.gang.selectors import Selector
 from lockstep.schemas.pod import NodeAffinityRequired, Toleration
 
 NODE = Node(

@@ -20,10 +20,10 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from lockstep.scheduler.books import Account, Books, exceeds
-from lockstep.scheduler.fair_share import EPSILON
-from lockstep.scheduler.hierarchy import Amounts, zero
-from lockstep.scheduler.placement import GangShortfall, PodNeed, Usage, place
+from lockstep.scheduler.nodes.placement import GangShortfall, PodNeed, Usage, place
+from lockstep.scheduler.quota.books import Account, Books, exceeds
+from lockstep.scheduler.quota.fair_share import EPSILON
+from lockstep.scheduler.quota.hierarchy import Amounts, zero
 from lockstep.schemas.pod import PodAffinity
 
 if TYPE_CHECKING:

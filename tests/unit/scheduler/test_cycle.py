@@ -9,8 +9,8 @@ from decimal import Decimal
 
 from lockstep.domain.cluster import Gpu, Node
 from lockstep.scheduler.cycle import Candidate, Decisions, Holder, Preemption, schedule
-from lockstep.scheduler.placement import GpuNeed, PodNeed, Usage, place
-from lockstep.scheduler.shape import GangShape, NumberedNames, PodGroup
+from lockstep.scheduler.gang.shape import GangShape, NumberedNames, PodGroup
+from lockstep.scheduler.nodes.placement import GpuNeed, PodNeed, Usage, place
 
 MACHINE = Node("m", "default", Decimal(16), Decimal(64 * 2**30), tuple(Gpu(i) for i in range(8)))
 

@@ -9,10 +9,10 @@ from decimal import Decimal
 from lockstep.domain.cluster import Gpu, Node
 from lockstep.domain.quotas import UNLIMITED, PoolQuota, Quota, Quotas, Resource
 from lockstep.scheduler.cycle import Candidate, Decisions, Holder, Preemption, Waiting, schedule
-from lockstep.scheduler.fair_share import Share
-from lockstep.scheduler.placement import GpuNeed, PodNeed, Usage, place
-from lockstep.scheduler.shape import GangShape
-from lockstep.scheduler.snapshot import Organization, OrgUnit, PhaseReason
+from lockstep.scheduler.gang.shape import GangShape
+from lockstep.scheduler.nodes.placement import GpuNeed, PodNeed, Usage, place
+from lockstep.scheduler.quota.fair_share import Share
+from lockstep.scheduler.quota.organization import Organization, OrgUnit, PhaseReason
 
 INF = UNLIMITED
 
