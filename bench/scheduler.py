@@ -30,6 +30,7 @@ import importlib
 import inspect
 import json
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -327,7 +328,7 @@ def baseline(ref: str) -> ModuleType:
         ).stdout
         target = package / name
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text.replace("lockstep.scheduler.", "baseline_scheduler."))
+        target.write_text(re.sub(r"\blockstep\.scheduler\b", "baseline_scheduler", text))
     sys.path.insert(0, str(directory))
     return _namespace("baseline_scheduler")
 

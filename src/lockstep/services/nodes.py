@@ -14,7 +14,7 @@ from lockstep.domain.cluster import Node, NodeUse
 from lockstep.domain.listing import ListQuery, SortOrder, matches
 from lockstep.domain.organization import Cluster
 from lockstep.scheduler.gang.of_workload import gang_needs
-from lockstep.scheduler.nodes.placement import Usage
+from lockstep.scheduler.nodes.usage import Usage
 from lockstep.services.organization import OrganizationService
 from lockstep.store.database import Database
 

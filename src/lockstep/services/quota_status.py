@@ -120,7 +120,7 @@ def quota_statuses(
     pool_ids: Mapping[str, str],
     department_projects: Mapping[str, Sequence[str]],
 ) -> QuotaStatuses:
-    """Counted as the scheduler counts them (scheduler/accounting.py), from each workload's
+    """Counted as the scheduler counts them (scheduler/quota/pool_amounts.py), from each workload's
     gang: what a pending one asks costs its shape's groups, not a pod each."""
     pool_of_node = {n.name: n.pool for n in nodes}
     pools = list(dict.fromkeys(n.pool for n in nodes))

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from lockstep.domain.cluster import Assignment, Node
+from lockstep.scheduler.gang.needs import PodNeed
 from lockstep.scheduler.gang.shape import GangShape
-from lockstep.scheduler.nodes.placement import PodNeed
-from lockstep.scheduler.quota.hierarchy import Amounts, zero
+from lockstep.scheduler.quota.amounts import Amounts, zero
 
 MILLI = 1000.0
 

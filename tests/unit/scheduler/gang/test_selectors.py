@@ -1,4 +1,4 @@
-"""Which nodes a pod accepts (scheduler/selectors.py): node pools, node type, Kubernetes'
+"""Which nodes a pod accepts (scheduler/gang/selectors.py): node pools, node type, Kubernetes'
 toleration rules and required node affinity with every operator."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Fair shares (scheduler/fair_share.py), from tables: deserved first, over-quota by weight
+"""Fair shares (scheduler/quota/fair_share.py), from tables: deserved first, over-quota by weight
 level by level, never past limit or demand, indivisible GPUs rounded, time-aware weights."""
 
 from __future__ import annotations
