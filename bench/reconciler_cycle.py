@@ -39,8 +39,9 @@ from lockstep.domain.workload import Workload, WorkloadUpdate
 from lockstep.reconciler.loop import Reconciler
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import PodStatus
-from lockstep.scheduler.placement import Usage, place
-from lockstep.scheduler.resources import gang_needs
+from lockstep.scheduler.gang.of_workload import gang_needs
+from lockstep.scheduler.nodes.placement import place
+from lockstep.scheduler.nodes.usage import Usage
 from lockstep.schemas.distributed import DistributedFramework
 from lockstep.store.database import Database
 

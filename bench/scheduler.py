@@ -30,6 +30,7 @@ import importlib
 import inspect
 import json
 import random
+import re
 import subprocess
 import sys
 import tempfile
@@ -122,54 +123,53 @@ class Scenario:
 
 
 def scenario(sched: ModuleType, nodes: int, running: int, pending: int, seed: int) -> Scenario:
-    """The cluster, built with the scheduler modules `sched` (a namespace of cycle,
-    placement, selectors, shape), running workloads placed on it."""
-    cycle, placement, selectors, shape = sched.cycle, sched.placement, sched.selectors, sched.shape
+    """The cluster, built with the scheduler's names `sched` (see `NAMES`), running workloads
+    placed on it."""
     rng = random.Random(seed)
     node_list = cluster(nodes)
-    usage = placement.Usage(node_list)
+    usage = sched.Usage(node_list)
     holders = []
     for index in range(running):
         pool = f"pool-{rng.randrange(POOLS)}"
         needs = [
-            placement.PodNeed(
+            sched.PodNeed(
                 f"run-{index}-{p}",
                 cpu=Decimal(CORES_PER_GPU),
-                gpu=placement.GpuNeed(devices=1),
-                selector=selectors.Selector(pools=(pool,)),
+                gpu=sched.GpuNeed(devices=1),
+                selector=sched.Selector(pools=(pool,)),
             )
             for p in range(rng.randint(1, 4))
         ]
-        placed = placement.place(usage, needs)
+        placed = sched.place(usage, needs)
         if isinstance(placed, dict):
             holders.append(
-                cycle.Holder(
+                sched.Holder(
                     f"run-{index}",
                     f"run-{index}",
                     needs,
                     placed,
                     preemptible=True,
-                    **_project_of(cycle.Holder, rng),
+                    **_project_of(sched.Holder, rng),
                 )
             )
     candidates = []
     for index in range(pending):
         gpus = rng.choice((1, 2, 4, 8))
-        need = placement.PodNeed(
+        need = sched.PodNeed(
             "",
             cpu=Decimal(CORES_PER_GPU * gpus),
-            gpu=placement.GpuNeed(devices=gpus),
-            selector=selectors.Selector(pools=(f"pool-{rng.randrange(POOLS)}",)),
+            gpu=sched.GpuNeed(devices=gpus),
+            selector=sched.Selector(pools=(f"pool-{rng.randrange(POOLS)}",)),
         )
         size = rng.randint(1, 64)
-        names = shape.NumberedNames(f"gang-{index}-worker-", 0, size)
-        gang = shape.GangShape((shape.PodGroup(need, names),))
+        names = sched.NumberedNames(f"gang-{index}-worker-", 0, size)
+        gang = sched.GangShape((sched.PodGroup(need, names),))
         candidates.append(
-            cycle.Candidate(
+            sched.Candidate(
                 f"gang-{index}",
                 f"gang-{index}",
                 gang,
-                **_project_of(cycle.Candidate, rng),
+                **_project_of(sched.Candidate, rng),
             )
         )
     return Scenario(node_list, holders, candidates, organization(nodes, seed))
@@ -183,10 +183,9 @@ def _project_of(kind: type, rng: random.Random) -> dict[str, str]:
 
 
 def as_organization(sched: ModuleType, units: list[OrgUnit]) -> Any:
-    """The scheduler's own organization (scheduler/snapshot.py) of the generated units."""
+    """The scheduler's own organization (scheduler/quota/organization.py) of the generated
+    units."""
     from lockstep.domain.quotas import quotas_of
-
-    snapshot = sched.snapshot
 
     def quotas(unit: OrgUnit) -> Any:
         return quotas_of(
@@ -203,12 +202,12 @@ def as_organization(sched: ModuleType, units: list[OrgUnit]) -> Any:
             ]
         )
 
-    return snapshot.Organization(
+    return sched.Organization(
         departments={
-            u.name: snapshot.OrgUnit(u.name, u.name, quotas(u)) for u in units if u.parent is None
+            u.name: sched.OrgUnit(u.name, u.name, quotas(u)) for u in units if u.parent is None
         },
         projects={
-            u.name: snapshot.OrgUnit(u.name, u.name, quotas(u), parent=u.parent)
+            u.name: sched.OrgUnit(u.name, u.name, quotas(u), parent=u.parent)
             for u in units
             if u.parent is not None
         },
@@ -218,7 +217,7 @@ def as_organization(sched: ModuleType, units: list[OrgUnit]) -> Any:
 def snapshot(sched: ModuleType, world: Scenario) -> tuple[Any, float]:
     """What the reconciler builds before a cycle: usage of a fresh node list, holders counted."""
     started = time.perf_counter()
-    usage = sched.placement.Usage(list(world.nodes))
+    usage = sched.Usage(list(world.nodes))
     for holder in world.running:
         usage.hold(holder.needs, holder.placement)
     return usage, time.perf_counter() - started
@@ -226,7 +225,7 @@ def snapshot(sched: ModuleType, world: Scenario) -> tuple[Any, float]:
 
 def one_cycle(sched: ModuleType, world: Scenario, usage: Any) -> tuple[float, int, int]:
     """Seconds, gangs admitted, pods admitted."""
-    schedule = sched.cycle.schedule
+    schedule = sched.schedule
     extra: dict[str, Any] = {}
     if "organization" in inspect.signature(schedule).parameters:
         extra["organization"] = as_organization(sched, world.units)
@@ -271,13 +270,37 @@ def current() -> ModuleType:
     return _namespace("lockstep.scheduler")
 
 
+NAMES: dict[str, tuple[str, ...]] = {
+    "schedule": ("cycle",),
+    "Candidate": ("gang.candidates", "cycle"),
+    "Holder": ("gang.candidates", "cycle"),
+    "Usage": ("nodes.usage", "placement"),
+    "place": ("nodes.placement", "placement"),
+    "PodNeed": ("gang.needs", "placement"),
+    "GpuNeed": ("gang.needs", "placement"),
+    "Selector": ("gang.selectors", "selectors"),
+    "NumberedNames": ("gang.shape", "shape"),
+    "PodGroup": ("gang.shape", "shape"),
+    "GangShape": ("gang.shape", "shape"),
+    "Organization": ("quota.organization", "snapshot"),
+    "OrgUnit": ("quota.organization", "snapshot"),
+}
+"""Each name the benchmark uses → the scheduler's modules that may hold it: where it is now
+first, then where a scheduler of before its subpackages (quota, nodes, gang) kept it."""
+
+
 def _namespace(package: str) -> ModuleType:
     space = ModuleType(package)
-    for name in ("cycle", "placement", "selectors", "shape", "snapshot"):
-        try:
-            setattr(space, name, importlib.import_module(f"{package}.{name}"))
-        except ModuleNotFoundError:  # a baseline from before quotas has no snapshot
-            continue
+    for name, modules in NAMES.items():
+        for module in modules:
+            try:
+                found = importlib.import_module(f"{package}.{module}")
+            except ModuleNotFoundError:
+                continue
+            if hasattr(found, name):
+                setattr(space, name, getattr(found, name))
+                break
+    # A baseline from before quotas has no organization (as_organization is then not used).
     return space
 
 
@@ -287,7 +310,7 @@ def baseline(ref: str) -> ModuleType:
     package = directory / "baseline_scheduler"
     package.mkdir()
     listing = subprocess.run(
-        ["git", "ls-tree", "--name-only", f"{ref}:src/lockstep/scheduler"],
+        ["git", "ls-tree", "-r", "--name-only", f"{ref}:src/lockstep/scheduler"],
         cwd=ROOT,
         capture_output=True,
         text=True,
@@ -303,7 +326,9 @@ def baseline(ref: str) -> ModuleType:
             text=True,
             check=True,
         ).stdout
-        (package / name).write_text(text.replace("lockstep.scheduler.", "baseline_scheduler."))
+        target = package / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(re.sub(r"\blockstep\.scheduler\b", "baseline_scheduler", text))
     sys.path.insert(0, str(directory))
     return _namespace("baseline_scheduler")
 

@@ -159,7 +159,7 @@ class Settings(BaseSettings):
     restart_backoff_seconds: float = Field(default=10.0, ge=0)
     """The wait before a failed gang's first restart; it doubles with each restart."""
     time_aware_fair_share: bool = False
-    """Recent usage lowers a project's over-quota share (scheduler/fair_share.py)."""
+    """Recent usage lowers a project's over-quota share (scheduler/quota/fair_share.py)."""
     fair_share_k_value: float = Field(default=1.0, ge=0, le=10)
     """With time-aware fair share: how much recent usage counts (0: not at all)."""
     fair_share_half_life_seconds: float = Field(default=3600.0, gt=0, le=30 * 86400)

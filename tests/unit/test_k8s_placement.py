@@ -11,7 +11,7 @@ import pytest
 
 from lockstep.runtimes.kubernetes.placement import node_affinity, pool_weights, toleration
 from lockstep.runtimes.kubernetes.settings import NODE_TYPE_LABEL
-from lockstep.scheduler.selectors import NODE_TYPE_LABEL as SCHEDULER_NODE_TYPE_LABEL
+from lockstep.scheduler.gang.selectors import NODE_TYPE_LABEL as SCHEDULER_NODE_TYPE_LABEL
 from lockstep.schemas.pod import NodeAffinityRequired, Toleration
 from tests.unit.k8s import WORKLOAD_ID, pod_spec, rendered
 

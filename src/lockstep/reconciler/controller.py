@@ -42,7 +42,7 @@ from lockstep.runtimes.local.gpus import GpuReader
 from lockstep.runtimes.local.pod_bounds import bounds_of
 from lockstep.runtimes.local.runtime import LocalRuntime
 from lockstep.runtimes.local.sandbox.policy import SandboxPolicy, policy_of
-from lockstep.scheduler.fair_share import TimeAware
+from lockstep.scheduler.quota.fair_share import TimeAware
 from lockstep.store.database import Database
 from lockstep.store.leadership import AdvisoryLock, someone_leads
 

@@ -38,21 +38,19 @@ from lockstep.reconciler.queue import ORGANIZATION_CHANGED, WorkQueue
 from lockstep.reconciler.recent_usage import RecentUsage
 from lockstep.reconciler.shares import shares_to_store, snapshot_of, usage_from_store
 from lockstep.runtimes.base import PodStatus, Runtime
-from lockstep.scheduler.accounting import capacity
-from lockstep.scheduler.cycle import (
-    Candidate,
-    Decisions,
-    Holder,
-    Waiting,
-    can_never_fit,
-    schedule,
-)
-from lockstep.scheduler.fair_share import TimeAware
-from lockstep.scheduler.hierarchy import RESOURCES
-from lockstep.scheduler.placement import GangPlacement, PodNeed, Usage, place
-from lockstep.scheduler.resources import Gang, gang_of
-from lockstep.scheduler.shape import pod_room
-from lockstep.scheduler.snapshot import Organization
+from lockstep.scheduler.cycle import schedule
+from lockstep.scheduler.decisions import Decisions, Waiting
+from lockstep.scheduler.gang.candidates import Candidate, Holder
+from lockstep.scheduler.gang.needs import GangPlacement, PodNeed
+from lockstep.scheduler.gang.of_workload import Gang, gang_of
+from lockstep.scheduler.nodes.ever_fits import can_never_fit
+from lockstep.scheduler.nodes.index import pod_room
+from lockstep.scheduler.nodes.placement import place
+from lockstep.scheduler.nodes.usage import Usage
+from lockstep.scheduler.quota.amounts import RESOURCES
+from lockstep.scheduler.quota.fair_share import TimeAware
+from lockstep.scheduler.quota.organization import Organization
+from lockstep.scheduler.quota.pool_amounts import capacity
 from lockstep.schemas.distributed import CleanPodPolicy, DistributedFramework
 from lockstep.store.database import Database
 from lockstep.store.scheduling import ShareKey

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from lockstep.domain.organization import Department, Project
 from lockstep.domain.quotas import PoolQuota, Quota, Quotas, Resource, quotas_of
 from lockstep.reconciler.recent_usage import Usage
-from lockstep.scheduler.cycle import Decisions, Shares
-from lockstep.scheduler.snapshot import Organization, OrgType, OrgUnit
+from lockstep.scheduler.decisions import Decisions, Shares
+from lockstep.scheduler.quota.organization import Organization, OrgType, OrgUnit
 from lockstep.store.scheduling import ShareKey
 from lockstep.store.scheduling import Shares as StoredShares
 

@@ -4,7 +4,7 @@ Each project has its own queue, by priority then submission order, strictly: a g
 waits (for room, or for its quota) blocks those behind it in its project only, so a large gang
 is never starved by its own project's small ones and never holds up another project. The
 project whose next gang leaves it least saturated (what it would hold over its fair share,
-fair_share.py) goes next; ties by that gang's priority, then submission order. A gang that
+quota/fair_share.py) goes next; ties by that gang's priority, then submission order. A gang that
 cannot fit even on an idle cluster is parked (it waits without blocking anyone) until capacity
 changes; one that asks more than a limit allows, or a non-preemptible one that asks more than
 its deserved share, waits without blocking either (it cannot run as things are).
@@ -18,7 +18,7 @@ Quotas, per pool and resource, for each gang about to be admitted (where it was 
   project's queue but no room) until pods of the project end; one whose required pods alone
   pass it waits without blocking. An elastic gang starts, and grows, only within it.
 
-A gang that does not fit what is free makes room (room.py): by reclaim when its project (and
+A gang that does not fit what is free makes room (preemption/): by reclaim when its project (and
 department) stays within its fair share with it, else by priority within its project. Then it
 waits, and what frees is held for it: for the rest of the cycle no project may grow beyond its
 fair share, and next cycle its project, now less saturated than those it reclaimed from, comes
@@ -30,107 +30,27 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Collection, Sequence
-from dataclasses import dataclass, field
 from enum import Enum
 
-from lockstep.domain.cluster import Node
-from lockstep.domain.quotas import UNLIMITED, Resource
-from lockstep.scheduler import quota_messages as say
-from lockstep.scheduler.accounting import asked, capacity, home_pool, placed_amounts
-from lockstep.scheduler.books import Books, exceeds, first_over
-from lockstep.scheduler.fair_share import EPSILON, RecentUsage, Share, TimeAware, fair_shares
-from lockstep.scheduler.hierarchy import RESOURCES, Amounts, Hierarchy, zero
-from lockstep.scheduler.placement import (
-    GangPlacement,
-    GangShortfall,
-    PodNeed,
-    Usage,
-    grow,
-    place,
-)
-from lockstep.scheduler.room import Reclaim, by_priority, fits
-from lockstep.scheduler.shape import GangShape, never_fits_idle, pod_room
-from lockstep.scheduler.snapshot import NO_ORGANIZATION, Organization, OrgType, PhaseReason
-from lockstep.schemas.pod import PodAffinity
-
-
-@dataclass(frozen=True, slots=True)
-class Candidate:
-    workload_id: str
-    name: str
-    shape: GangShape
-    affinity: PodAffinity | None = None
-    priority: int = 0
-    required: int | None = None
-    """An elastic gang: how many of its pods (the first ones) must start together; the rest
-    start as room allows. None: all of them."""
-    project_id: str = ""
-    preemptible: bool = True
-
-    @property
-    def required_shape(self) -> GangShape:
-        return self.shape if self.required is None else self.shape.first(self.required)
-
-
-@dataclass(frozen=True, slots=True)
-class Holder:
-    """An admitted workload: what it holds, and whether a waiting gang may preempt it."""
-
-    workload_id: str
-    name: str
-    needs: Sequence[PodNeed]
-    placement: GangPlacement
-    priority: int = 0
-    preemptible: bool = False
-    leaving: bool = False
-    """Already being stopped (preempted before): what it holds is about to be free."""
-    waiting: Sequence[PodNeed] = ()
-    """Pods of an elastic gang that have no room yet."""
-    affinity: PodAffinity | None = None
-    project_id: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class Waiting:
-    """Why a workload waits: the message its user reads, and where a quota is the reason."""
-
-    message: str
-    reason: PhaseReason | None = None
-    pool: str = "default"
-    org_type: str | None = None
-    """`project` or `department`: whose quota holds it back (None: not a quota)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Preemption:
-    by: str
-    """The name of the workload it makes room for."""
-    reclaim: bool = False
-    """True: another project takes back its share; False: priority within the project."""
-    by_id: str = field(default="", compare=False)
-    """The id of the workload it makes room for (names are unique per project only)."""
-
-
-Shares = dict[str, dict[str, dict[Resource, Share]]]
-"""Unit id → pool → resource → its share."""
-
-
-@dataclass(slots=True)
-class Decisions:
-    admitted: dict[str, GangPlacement] = field(default_factory=dict)
-    """In the order they were admitted."""
-    parked: dict[str, str] = field(default_factory=dict)
-    waiting: dict[str, Waiting] = field(default_factory=dict)
-    preempted: dict[str, Preemption] = field(default_factory=dict)
-    grown: dict[str, GangPlacement] = field(default_factory=dict)
-    """Elastic holders that got room for more pods → their whole placement now."""
-    positions: dict[str, int] = field(default_factory=dict)
-    """Each waiting workload's place (from 1) in its project's queue, in admission order."""
-    shares: Shares = field(default_factory=dict)
-    """Per project (the cycle's and the organisation's): deserved, fair share, allocated (as
-    the cycle leaves it) and requested, per pool and resource."""
-    department_shares: Shares = field(default_factory=dict)
-    """The same per department (their ids are numbered apart from projects')."""
+from lockstep.domain.quotas import UNLIMITED
+from lockstep.scheduler.decisions import Decisions, PhaseReason, Preemption, Waiting
+from lockstep.scheduler.gang.candidates import Candidate, Holder
+from lockstep.scheduler.gang.needs import GangPlacement, PodNeed
+from lockstep.scheduler.gang.shape import GangShape
+from lockstep.scheduler.nodes.ever_fits import can_never_fit
+from lockstep.scheduler.nodes.index import pod_room
+from lockstep.scheduler.nodes.placement import fits, grow, place
+from lockstep.scheduler.nodes.shortfall import GangShortfall
+from lockstep.scheduler.nodes.usage import Usage
+from lockstep.scheduler.preemption.priority import by_priority
+from lockstep.scheduler.preemption.reclaim import Reclaim
+from lockstep.scheduler.quota import messages as say
+from lockstep.scheduler.quota.amounts import EPSILON, RESOURCES, Amounts, first_over, zero
+from lockstep.scheduler.quota.books import Books
+from lockstep.scheduler.quota.fair_share import RecentUsage, Share, TimeAware, fair_shares
+from lockstep.scheduler.quota.hierarchy import Hierarchy
+from lockstep.scheduler.quota.organization import NO_ORGANIZATION, Organization, OrgType
+from lockstep.scheduler.quota.pool_amounts import asked, capacity, home_pool, placed_amounts
 
 
 def schedule(
@@ -159,14 +79,6 @@ def schedule(
         recent_usage,
         max_pods_per_project,
     ).run()
-
-
-def can_never_fit(nodes: Sequence[Node], candidate: Candidate) -> str | None:
-    """Why the candidate's required pods could not fit even on idle nodes (the message it is
-    parked with), or None. Judged from its shape first, so a gang larger than the cluster
-    costs no per-pod object; one the nodes could hold is then placed on them, idle."""
-    never = never_fits_idle(nodes, candidate.required_shape, affinity=candidate.affinity)
-    return None if never is None else f"the workload can never fit this cluster: {never}"
 
 
 class _Cycle:
@@ -608,15 +520,3 @@ def _elastic(
     if isinstance(placed, GangShortfall):
         return placed
     return {**placed, **grow(usage, placed, rest, affinity=candidate.affinity)}
-
-
-__all__ = [
-    "Candidate",
-    "Decisions",
-    "Holder",
-    "Preemption",
-    "Waiting",
-    "can_never_fit",
-    "exceeds",
-    "schedule",
-]

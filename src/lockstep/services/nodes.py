@@ -13,8 +13,8 @@ from lockstep.auth.tokens import Principal
 from lockstep.domain.cluster import Node, NodeUse
 from lockstep.domain.listing import ListQuery, SortOrder, matches
 from lockstep.domain.organization import Cluster
-from lockstep.scheduler.placement import Usage
-from lockstep.scheduler.resources import gang_needs
+from lockstep.scheduler.gang.of_workload import gang_needs
+from lockstep.scheduler.nodes.usage import Usage
 from lockstep.services.organization import OrganizationService
 from lockstep.store.database import Database
 

@@ -21,8 +21,8 @@ from lockstep.domain.cluster import Node
 from lockstep.domain.node_pools import DEFAULT_POOL
 from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.workload import Workload
-from lockstep.scheduler.accounting import asked, home_pool, placed_amounts
-from lockstep.scheduler.resources import gang_of
+from lockstep.scheduler.gang.of_workload import gang_of
+from lockstep.scheduler.quota.pool_amounts import asked, home_pool, placed_amounts
 
 MEGABYTE = 10**6
 
@@ -120,7 +120,7 @@ def quota_statuses(
     pool_ids: Mapping[str, str],
     department_projects: Mapping[str, Sequence[str]],
 ) -> QuotaStatuses:
-    """Counted as the scheduler counts them (scheduler/accounting.py), from each workload's
+    """Counted as the scheduler counts them (scheduler/quota/pool_amounts.py), from each workload's
     gang: what a pending one asks costs its shape's groups, not a pod each."""
     pool_of_node = {n.name: n.pool for n in nodes}
     pools = list(dict.fromkeys(n.pool for n in nodes))

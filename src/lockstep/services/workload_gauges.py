@@ -16,8 +16,8 @@ from prometheus_client.core import GaugeMetricFamily, Metric
 
 from lockstep.domain.metrics import WorkloadFigures
 from lockstep.domain.workload import Workload
-from lockstep.scheduler.accounting import asked
-from lockstep.scheduler.resources import gang_of
+from lockstep.scheduler.gang.of_workload import gang_of
+from lockstep.scheduler.quota.pool_amounts import asked
 
 WORKLOAD_LABELS = ["workload_id", "workload_name", "workload_type", "project", "department"]
 

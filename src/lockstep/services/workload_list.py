@@ -31,8 +31,8 @@ from lockstep.domain.clock import Clock
 from lockstep.domain.listing import ListQuery
 from lockstep.domain.metrics import PhaseTimes, figures_of
 from lockstep.domain.workload import Workload
-from lockstep.scheduler.accounting import asked
-from lockstep.scheduler.resources import gang_of
+from lockstep.scheduler.gang.of_workload import gang_of
+from lockstep.scheduler.quota.pool_amounts import asked
 from lockstep.services.workloads import readable_list_query
 from lockstep.store.database import Database
 from lockstep.store.workloads import Version

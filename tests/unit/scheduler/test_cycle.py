@@ -8,9 +8,13 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from lockstep.domain.cluster import Gpu, Node
-from lockstep.scheduler.cycle import Candidate, Decisions, Holder, Preemption, schedule
-from lockstep.scheduler.placement import GpuNeed, PodNeed, Usage, place
-from lockstep.scheduler.shape import GangShape, NumberedNames, PodGroup
+from lockstep.scheduler.cycle import schedule
+from lockstep.scheduler.decisions import Decisions, Preemption
+from lockstep.scheduler.gang.candidates import Candidate, Holder
+from lockstep.scheduler.gang.needs import GpuNeed, PodNeed
+from lockstep.scheduler.gang.shape import GangShape, NumberedNames, PodGroup
+from lockstep.scheduler.nodes.placement import place
+from lockstep.scheduler.nodes.usage import Usage
 
 MACHINE = Node("m", "default", Decimal(16), Decimal(64 * 2**30), tuple(Gpu(i) for i in range(8)))
 

@@ -1,7 +1,7 @@
-"""The per-project pod limit in the scheduling cycle (scheduler/cycle.py, books.py): pods count
-against their project, so a project of many zero-resource pods cannot take every pod slot of
-a node while another project's workload waits — the pure scheduler, on a node of 10 slots;
-and the settings that set the limits."""
+"""The per-project pod limit in the scheduling cycle (scheduler/cycle.py, quota/books.py): pods
+count against their project, so a project of many zero-resource pods cannot take every pod
+slot of a node while another project's workload waits — the pure scheduler, on a node of 10
+slots; and the settings that set the limits."""
 
 from __future__ import annotations
 
@@ -13,10 +13,14 @@ from typer.testing import CliRunner
 from lockstep.cli.main import app
 from lockstep.config import Settings
 from lockstep.domain.cluster import Node
-from lockstep.scheduler.cycle import Candidate, Decisions, Holder, Waiting, schedule
-from lockstep.scheduler.placement import PodNeed, Usage, place
-from lockstep.scheduler.shape import GangShape
-from lockstep.scheduler.snapshot import Organization, OrgUnit, PhaseReason
+from lockstep.scheduler.cycle import schedule
+from lockstep.scheduler.decisions import Decisions, PhaseReason, Waiting
+from lockstep.scheduler.gang.candidates import Candidate, Holder
+from lockstep.scheduler.gang.needs import PodNeed
+from lockstep.scheduler.gang.shape import GangShape
+from lockstep.scheduler.nodes.placement import place
+from lockstep.scheduler.nodes.usage import Usage
+from lockstep.scheduler.quota.organization import Organization, OrgUnit
 
 NODE = Node("n", "default", Decimal(16), Decimal(64 * 2**30), max_pods=10)
 ORGANIZATION = Organization(projects={"a": OrgUnit("a", "team-a"), "b": OrgUnit("b", "team-b")})

@@ -33,10 +33,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from lockstep.domain.quotas import UNLIMITED, Resource
-from lockstep.scheduler.hierarchy import RESOURCES, Amounts, Hierarchy, zero
-from lockstep.scheduler.snapshot import OrgType
-
-EPSILON = 1e-9
+from lockstep.scheduler.quota.amounts import EPSILON, RESOURCES, Amounts, zero
+from lockstep.scheduler.quota.hierarchy import Hierarchy
+from lockstep.scheduler.quota.organization import OrgType
 
 
 @dataclass(frozen=True, slots=True)

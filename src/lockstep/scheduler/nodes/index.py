@@ -1,6 +1,7 @@
 """The nodes as the scheduler indexes them, built once per node list and shared by every `Usage`
 of it: capacity in integer units, node pools as contiguous ranges, which nodes each distinct
-selector accepts (in its order of preference), topology groups, and what is known to fit.
+selector accepts (in its order of preference), topology groups, how many pods the nodes run
+at once, and what is known to fit.
 
 Integer units: CPU in nano-cores, memory in bytes (a node's capacity rounded down, a pod's
 request rounded up, so nothing is ever over-committed), and each GPU device in millionths of
@@ -11,7 +12,7 @@ Nodes are kept in an internal order: grouped by node pool (pools in order of fir
 nodes within a pool in the order given), so that a pool is one range of positions; `rank`
 keeps each node's place in the order given, for selectors of any pool.
 
-A node list is indexed once and recognised again by identity (`capacity_of`): the scheduler
+A node list is indexed once and recognised again by identity (`index_of`): the scheduler
 never changes a node list it was given, and a new list (the runtime's nodes at the next cycle)
 is indexed afresh.
 """
@@ -23,14 +24,14 @@ from dataclasses import dataclass, field
 from decimal import ROUND_CEILING, ROUND_FLOOR, ROUND_HALF_EVEN, Decimal
 
 from lockstep.domain.cluster import Node
-from lockstep.scheduler.selectors import Selector
+from lockstep.scheduler.gang.selectors import Selector
 from lockstep.schemas.pod import PodAffinity, PodAffinityType
 
 NANO = 10**9
 """CPU is counted in nano-cores."""
 DEVICE_UNIT = 10**6
 """A GPU device is counted in millionths of its memory in bytes (or of itself)."""
-CAPACITY_CACHE_SIZE = 4
+INDEX_CACHE_SIZE = 4
 """How many node lists stay indexed at once (the reconciler's current one, and tests')."""
 FIT_CACHE_SIZE = 100_000
 """How many gang shapes known to fit idle nodes are remembered per node list."""
@@ -103,7 +104,7 @@ class View:
 
 
 @dataclass(slots=True)
-class Capacity:
+class NodeIndex:
     """A node list indexed (see the module's docstring)."""
 
     source: Sequence[Node]
@@ -128,12 +129,12 @@ class Capacity:
     views: dict[tuple[Hashable, Hashable], View] = field(default_factory=dict)
     groups: dict[tuple[str, bool] | None, list[frozenset[int] | None]] = field(default_factory=dict)
     fits: set[Hashable] = field(default_factory=set)
-    """Gang shapes (see shape.py) known to fit these nodes were they idle."""
+    """Gang shapes (see ever_fits.py) known to fit these nodes were they idle."""
     extras: dict[str, object] = field(default_factory=dict)
-    """What other modules make once per node list (shape.py: the nodes idle)."""
+    """What other modules make once per node list (ever_fits.py: the nodes idle)."""
 
     @classmethod
-    def of(cls, source: Sequence[Node]) -> Capacity:
+    def of(cls, source: Sequence[Node]) -> NodeIndex:
         first_seen: dict[str, int] = {}
         for node in source:
             first_seen.setdefault(node.pool, len(first_seen))
@@ -259,17 +260,22 @@ class Capacity:
         self.fits.add(key)
 
 
-_INDEXED: list[Capacity] = []
+_INDEXED: list[NodeIndex] = []
 
 
-def capacity_of(nodes: Sequence[Node]) -> Capacity:
+def index_of(nodes: Sequence[Node]) -> NodeIndex:
     """The index of `nodes`, built on first use and found again by identity."""
     for index, known in enumerate(_INDEXED):
         if known.source is nodes and len(known.nodes) == len(nodes):
             if index:
                 _INDEXED.insert(0, _INDEXED.pop(index))
             return known
-    built = Capacity.of(nodes)
+    built = NodeIndex.of(nodes)
     _INDEXED.insert(0, built)
-    del _INDEXED[CAPACITY_CACHE_SIZE:]
+    del _INDEXED[INDEX_CACHE_SIZE:]
     return built
+
+
+def pod_room(nodes: Sequence[Node]) -> int:
+    """How many pods the nodes run at once, at most."""
+    return index_of(nodes).room

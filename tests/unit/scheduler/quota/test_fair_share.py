@@ -1,4 +1,4 @@
-"""Fair shares (scheduler/fair_share.py), from tables: deserved first, over-quota by weight
+"""Fair shares (scheduler/quota/fair_share.py), from tables: deserved first, over-quota by weight
 level by level, never past limit or demand, indivisible GPUs rounded, time-aware weights."""
 
 from __future__ import annotations
@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from lockstep.domain.quotas import UNLIMITED, PoolQuota, Quota, Quotas, Resource
-from lockstep.scheduler.fair_share import Claim, TimeAware, divide, fair_shares
-from lockstep.scheduler.hierarchy import Hierarchy
-from lockstep.scheduler.snapshot import NO_ORGANIZATION, Organization, OrgUnit
+from lockstep.scheduler.quota.fair_share import Claim, TimeAware, divide, fair_shares
+from lockstep.scheduler.quota.hierarchy import Hierarchy
+from lockstep.scheduler.quota.organization import NO_ORGANIZATION, Organization, OrgUnit
 
 INF = UNLIMITED
 

@@ -1,7 +1,7 @@
-"""What is taken on each node, in integer units (capacity.py), with an index that finds the first
+"""What is taken on each node, in integer units (index.py), with a tree that finds the first
 node with room for a pod in time logarithmic in the number of nodes.
 
-The index is a segment tree over the nodes' internal positions holding, for every range of
+The tree is a segment tree over the nodes' internal positions holding, for every range of
 nodes, the most free pods, idle GPU devices, free CPU and free memory any one of them has: a
 search descends only into ranges where some node could hold the pod, and checks each node it
 reaches exactly. Nodes fill up in order, so the full ones are skipped a whole range at a time.
@@ -16,15 +16,15 @@ from decimal import Decimal
 from fractions import Fraction
 
 from lockstep.domain.cluster import Assignment, Node
-from lockstep.scheduler.capacity import (
+from lockstep.scheduler.gang.needs import ONE, ZERO, GpuNeed, PodNeed
+from lockstep.scheduler.nodes.index import (
     FIT_CACHE_SIZE,
     View,
     byte_units,
-    capacity_of,
     cpu_units,
+    index_of,
     share_units,
 )
-from lockstep.scheduler.needs import ONE, ZERO, GpuNeed, PodNeed
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,8 +67,8 @@ class Usage:
 
     def __init__(self, nodes: Sequence[Node]) -> None:
         self.nodes: list[Node] = nodes if isinstance(nodes, list) else list(nodes)
-        cap = capacity_of(self.nodes)
-        self.capacity = cap
+        cap = index_of(self.nodes)
+        self.index = cap
         self.cpu_free = list(cap.cpu)
         self.memory_free = list(cap.memory)
         self.pods_free = list(cap.max_pods)
@@ -93,7 +93,7 @@ class Usage:
     def copy(self) -> Usage:
         other = Usage.__new__(Usage)
         other.nodes = self.nodes
-        other.capacity = self.capacity
+        other.index = self.index
         other.cpu_free = list(self.cpu_free)
         other.memory_free = list(self.memory_free)
         other.pods_free = list(self.pods_free)
@@ -127,7 +127,7 @@ class Usage:
 
     def idle(self) -> bool:
         """Nothing is taken anywhere."""
-        cap = self.capacity
+        cap = self.index
         return (
             self.pods_free == cap.max_pods
             and self.cpu_free == cap.cpu
@@ -136,21 +136,21 @@ class Usage:
         )
 
     def free_cpu(self, node: Node) -> Decimal:
-        position = self.capacity.position[node.name]
-        used = self.capacity.cpu[position] - self.cpu_free[position]
+        position = self.index.position[node.name]
+        used = self.index.cpu[position] - self.cpu_free[position]
         return node.cpu - Decimal(used) / Decimal(10**9)
 
     def free_memory(self, node: Node) -> Decimal:
-        position = self.capacity.position[node.name]
-        return node.memory - (self.capacity.memory[position] - self.memory_free[position])
+        position = self.index.position[node.name]
+        return node.memory - (self.index.memory[position] - self.memory_free[position])
 
     def free_pods(self, node: Node) -> int:
         """How many more pods it may run (its max_pods less those it runs)."""
-        return self.pods_free[self.capacity.position[node.name]]
+        return self.pods_free[self.index.position[node.name]]
 
     def free_share(self, node: Node, index: int) -> Decimal:
-        position = self.capacity.position[node.name]
-        slot = self.capacity.slot_of[position].get(index)
+        position = self.index.position[node.name]
+        slot = self.index.slot_of[position].get(index)
         if slot is None:
             return ONE
         return self.slot_share(slot)
@@ -158,14 +158,14 @@ class Usage:
     def slot_share(self, slot: int) -> Decimal:
         """The free share of a device, by its slot."""
         used = self.device_used[slot]
-        return ONE if not used else ONE - Decimal(used) / self.capacity.device_capacity[slot]
+        return ONE if not used else ONE - Decimal(used) / self.index.device_capacity[slot]
 
     def free_gpus(self, node: Node) -> Decimal:
         return sum((self.free_share(node, gpu.index) for gpu in node.gpus), ZERO)
 
     def take(self, need: PodNeed, node: Node) -> Assignment | None:
         """Place `need` on `node` if it has room, counting it; None when it has not."""
-        position = self.capacity.position[node.name]
+        position = self.index.position[node.name]
         ask = ask_of(need)
         spot = self.fits_on(ask, position)
         if spot is None:
@@ -175,7 +175,7 @@ class Usage:
     def take_spot(self, ask: Ask, spot: Spot) -> Assignment:
         """Count a pod where `find` or `fits_on` found room for it."""
         position, gpus, share = spot
-        assignment = Assignment(self.capacity.nodes[position].name, gpus, share)
+        assignment = Assignment(self.index.nodes[position].name, gpus, share)
         self._change(position, ask, gpus, share, 1)
         return assignment
 
@@ -194,7 +194,7 @@ class Usage:
             return None
         found = (self._search(ask, low, high, view.mask) for low, high in view.ranges)
         spots = [spot for spot in found if spot is not None]
-        rank = self.capacity.rank
+        rank = self.index.rank
         return min(spots, key=lambda spot: rank[spot[0]], default=None)
 
     def fits_on(self, ask: Ask, position: int) -> Spot | None:
@@ -238,7 +238,7 @@ class Usage:
         need = ask.gpu
         if need.devices == 0:
             return position, (), ONE
-        cap = self.capacity
+        cap = self.index
         first, last = cap.device_first[position], cap.device_first[position + 1]
         used = self.device_used
         if ask.idle_devices:
@@ -264,14 +264,14 @@ class Usage:
         return position, tuple(sorted(index for _, index in fitting[: need.devices])), share
 
     def _count(self, need: PodNeed, assignment: Assignment, sign: int) -> None:
-        position = self.capacity.position.get(assignment.node)
+        position = self.index.position.get(assignment.node)
         if position is not None:
             self._change(position, ask_of(need), assignment.gpus, assignment.share, sign)
 
     def _change(
         self, position: int, ask: Ask, gpus: tuple[int, ...], share: Decimal, sign: int
     ) -> None:
-        cap = self.capacity
+        cap = self.index
         self.cpu_free[position] -= sign * ask.cpu
         self.memory_free[position] -= sign * ask.memory
         self.pods_free[position] -= sign

@@ -1,6 +1,7 @@
-"""A gang as its shape (scheduler/shape.py, scheduler/resources.py `gang_of`): pods named and
-ordered as the plan names them without a per-pod object, the most pods of a kind a node could
-hold, and the reasons a gang could never fit, judged from the shape alone."""
+"""A gang as its shape (scheduler/gang/shape.py, gang/of_workload.py `gang_of`): pods named
+and ordered as the plan names them without a per-pod object, the most pods of a kind a node
+could hold, and the reasons a gang could never fit, judged from the shape alone
+(nodes/ever_fits.py)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,11 @@ from typing import Any
 import pytest
 
 from lockstep.domain.cluster import Gpu, Node
-from lockstep.scheduler.placement import GpuNeed, PodNeed
-from lockstep.scheduler.resources import gang_affinity, gang_needs, gang_of
-from lockstep.scheduler.selectors import Selector
-from lockstep.scheduler.shape import GangShape, NumberedNames, PodGroup, most_pods, never_fits
+from lockstep.scheduler.gang.needs import GpuNeed, PodNeed
+from lockstep.scheduler.gang.of_workload import gang_affinity, gang_needs, gang_of
+from lockstep.scheduler.gang.selectors import Selector
+from lockstep.scheduler.gang.shape import GangShape, NumberedNames, PodGroup
+from lockstep.scheduler.nodes.ever_fits import most_pods, never_fits
 from tests.unit.k8s import workload_of
 from tests.unit.specs import request_body
 

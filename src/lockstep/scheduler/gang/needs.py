@@ -8,7 +8,7 @@ from decimal import Decimal
 
 from lockstep.domain.cluster import Assignment
 from lockstep.domain.quantities import binary_quantity
-from lockstep.scheduler.selectors import Selector
+from lockstep.scheduler.gang.selectors import Selector
 
 ZERO = Decimal(0)
 ONE = Decimal(1)

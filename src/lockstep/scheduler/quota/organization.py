@@ -1,5 +1,4 @@
-"""What the scheduler knows of the organisation: departments and projects with their quotas,
-and the reasons a workload may wait that the API names (`phaseReason`).
+"""What the scheduler knows of the organisation: departments and projects with their quotas.
 
 A candidate or holder whose project is not in the `Organization` (or a project whose
 department is not) has no quotas there: deserved 0, no limit, weight 1 in every pool. An
@@ -14,13 +13,6 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from lockstep.domain.quotas import Quotas
-
-
-class PhaseReason(StrEnum):
-    """Why a workload waits, as the contract's `PhaseReason` names it."""
-
-    NON_PREEMPTIBLE_OVER_QUOTA = "NonPreemptibleOverQuota"
-    OVER_LIMIT = "OverLimit"
 
 
 class OrgType(StrEnum):

@@ -20,9 +20,9 @@ from lockstep.domain.plan import (
 )
 from lockstep.domain.quantities import parse_quantity
 from lockstep.domain.workload import Workload
-from lockstep.scheduler.placement import ONE, ZERO, GpuNeed, PodNeed
-from lockstep.scheduler.selectors import selector_of
-from lockstep.scheduler.shape import GangShape, NumberedNames, PodGroup
+from lockstep.scheduler.gang.needs import ONE, ZERO, GpuNeed, PodNeed
+from lockstep.scheduler.gang.selectors import selector_of
+from lockstep.scheduler.gang.shape import GangShape, NumberedNames, PodGroup
 from lockstep.schemas.compute import GpuRequestType
 from lockstep.schemas.distributed import DistributedFramework, MasterSpec, PodSpec, WorkerSpec
 from lockstep.schemas.pod import PodAffinity

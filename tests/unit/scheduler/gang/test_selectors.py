@@ -1,4 +1,4 @@
-"""Which nodes a pod accepts (scheduler/selectors.py): node pools, node type, Kubernetes'
+"""Which nodes a pod accepts (scheduler/gang/selectors.py): node pools, node type, Kubernetes'
 toleration rules and required node affinity with every operator."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from lockstep.domain.cluster import Node, Taint
-from lockstep.scheduler.selectors import Selector
+from lockstep.scheduler.gang.selectors import Selector
 from lockstep.schemas.pod import NodeAffinityRequired, Toleration
 
 NODE = Node(

@@ -1,64 +1,28 @@
-"""Making room for a waiting gang: which running workloads to stop.
+"""Reclaim: what other projects give back to a waiting gang whose project (and department)
+stays within its fair share with it.
 
-Two ways, both trying victims one at a time on the cycle's own usage (released, tried, held
-again: no copy of the nodes) until the gang would fit:
-- **priority**, within the gang's project: preemptible workloads of lower priority, the
-  lowest priority and the newest (the last submitted) first;
-- **reclaim**, across projects, for a gang whose project (and department) stays within its
-  fair share with it: preemptible workloads of projects above theirs. A project yields a
-  workload only while what it holds in the pool is above its deserved share and above its
-  fair share (or above its deserved share alone, when the reclaiming project stays within its
-  own deserved share) — KAI's two reclaim strategies; between projects of different
-  departments the departments must pass the same test. The most saturated project (held /
-  fair share) yields first; within one the lowest priority, then the newest (the last
-submitted), as KAI evicts in the reverse of its queue order. One rule on both runtimes: on
-Kubernetes KAI Scheduler applies it to the jobs' priority classes and creation times.
+Victims are tried one at a time on the cycle's own usage (released, tried, held again: no copy
+of the nodes) until the gang would fit: preemptible workloads of projects above theirs. A
+project yields a workload only while what it holds in the pool is above its deserved share
+and above its fair share (or above its deserved share alone, when the reclaiming project stays
+within its own deserved share) — KAI's two reclaim strategies; between projects of different
+departments the departments must pass the same test. The most saturated project (held / fair
+share) yields first; within one the lowest priority, then the newest (the last submitted), as
+KAI evicts in the reverse of its queue order. One rule on both runtimes: on Kubernetes KAI
+Scheduler applies it to the jobs' priority classes and creation times.
 """
 
 from __future__ import annotations
 
 from collections.abc import Collection, Mapping, Sequence
-from typing import TYPE_CHECKING
 
-from lockstep.scheduler.books import Account, Books, exceeds
-from lockstep.scheduler.fair_share import EPSILON
-from lockstep.scheduler.hierarchy import Amounts, zero
-from lockstep.scheduler.placement import GangShortfall, PodNeed, Usage, place
+from lockstep.scheduler.gang.candidates import Holder
+from lockstep.scheduler.gang.needs import PodNeed
+from lockstep.scheduler.nodes.placement import fits
+from lockstep.scheduler.nodes.usage import Usage
+from lockstep.scheduler.quota.amounts import EPSILON, Amounts, exceeds, zero
+from lockstep.scheduler.quota.books import Account, Books
 from lockstep.schemas.pod import PodAffinity
-
-if TYPE_CHECKING:
-    from lockstep.scheduler.cycle import Holder
-
-
-def fits(usage: Usage, needs: Sequence[PodNeed], affinity: PodAffinity | None) -> bool:
-    """Whether the gang would fit `usage` now (which is left as it was)."""
-    placed = place(usage, needs, affinity=affinity)
-    if isinstance(placed, GangShortfall):
-        return False
-    usage.release(needs, placed)
-    return True
-
-
-def by_priority(
-    usage: Usage,
-    needs: Sequence[PodNeed],
-    affinity: PodAffinity | None,
-    priority: int,
-    eligible: Sequence[Holder],
-) -> list[Holder] | None:
-    """The holders of `eligible` (of the gang's project, running and preemptible, the first
-    to give way first) to stop so the gang fits, or None when stopping all would not do."""
-    chosen: list[Holder] = []
-    found = False
-    for holder in (h for h in eligible if h.priority < priority):
-        usage.release(holder.needs, holder.placement)
-        chosen.append(holder)
-        if fits(usage, needs, affinity):
-            found = True
-            break
-    for holder in chosen:
-        usage.hold(holder.needs, holder.placement)
-    return chosen if found else None
 
 
 class Reclaim:

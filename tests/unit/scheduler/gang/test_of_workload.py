@@ -1,4 +1,4 @@
-"""What a pod and a whole gang ask the scheduler for (scheduler/resources.py): whole GPUs,
+"""What a pod and a whole gang ask the scheduler for (scheduler/gang/of_workload.py): whole GPUs,
 portions, memory-typed GPU requests, CPU cores and memory quantities, and where pods may go."""
 
 from __future__ import annotations
@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from lockstep.scheduler.placement import GpuNeed, PodNeed
-from lockstep.scheduler.resources import gang_affinity, gang_needs, pod_need
-from lockstep.scheduler.selectors import Selector
+from lockstep.scheduler.gang.needs import GpuNeed, PodNeed
+from lockstep.scheduler.gang.of_workload import gang_affinity, gang_needs, pod_need
+from lockstep.scheduler.gang.selectors import Selector
 from lockstep.schemas.distributed import PodSpec
 from tests.unit.specs import plan_of
 

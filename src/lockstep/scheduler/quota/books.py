@@ -10,9 +10,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from lockstep.scheduler.fair_share import EPSILON, FairShares
-from lockstep.scheduler.hierarchy import RESOURCES, Amounts, Hierarchy, zero
-from lockstep.scheduler.snapshot import OrgType
+from lockstep.scheduler.quota.amounts import Amounts, zero
+from lockstep.scheduler.quota.fair_share import FairShares
+from lockstep.scheduler.quota.hierarchy import Hierarchy
+from lockstep.scheduler.quota.organization import OrgType
 
 
 @dataclass(slots=True)
@@ -30,19 +31,6 @@ class Account:
     requested: Amounts
     non_preemptible: Amounts
     """What its non-preemptible workloads hold (of `allocated`): what deserved bounds them by."""
-
-
-def exceeds(value: float, bound: float) -> bool:
-    """`value` is beyond `bound`, floating-point noise aside (an infinite bound: never)."""
-    return value > bound + EPSILON * max(1.0, abs(bound))
-
-
-def first_over(held: Amounts, more: Amounts, bounds: Amounts) -> int | None:
-    """The first resource for which `held` + `more` passes `bounds` (only those `more` asks)."""
-    for r in range(len(RESOURCES)):
-        if more[r] > EPSILON and exceeds(held[r] + more[r], bounds[r]):
-            return r
-    return None
 
 
 class Books:

@@ -1,124 +1,39 @@
-"""A gang described by its shape: groups of pods that ask alike (how many, and what each asks),
-so that whether it could ever fit is decided before a single per-pod object is made.
+"""Whether a gang could ever fit the nodes, were they idle, judged from its shape (gang/shape.py)
+before a single per-pod object is made.
 
-A gang of a million workers is two groups (its leader and its workers), not a million pods.
 `never_fits` compares each group's count and requests with what the idle nodes offer — in
 total, and node by node (the most pods of that kind each node could hold, its `max_pods`
 included) — in time that depends on the number of nodes and groups only. A gang that passes
 has at most as many pods as the nodes could ever run at once (for each distinct pod spec), so
 placing it pod by pod (placement.py) costs no more than the cluster is large.
 
-What fits is remembered per node list (capacity.py) by the gang's shape — what its pods ask
+What fits is remembered per node list (index.py) by the gang's shape — what its pods ask
 and how many ask it, never their names — so of 10,000 queued gangs only those of a shape not
 seen before are judged: a cycle's "could it ever fit" costs a dictionary look-up per gang.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from itertools import islice
-from typing import overload
 
 from lockstep.domain.cluster import Node
-from lockstep.scheduler.capacity import Capacity, affinity_key, capacity_of, hashable_key
-from lockstep.scheduler.placement import (
-    ONE,
-    ZERO,
-    GangShortfall,
-    PodNeed,
-    Usage,
-    missing_in_total,
-    no_node_accepts,
-    place,
-    pod_in_words,
-    size_of,
-)
-from lockstep.scheduler.usage import Ask, ask_of
+from lockstep.scheduler.gang.candidates import Candidate
+from lockstep.scheduler.gang.needs import ONE, ZERO, PodNeed, pod_in_words, size_of
+from lockstep.scheduler.gang.shape import GangShape
+from lockstep.scheduler.nodes.index import NodeIndex, affinity_key, hashable_key, index_of
+from lockstep.scheduler.nodes.placement import place
+from lockstep.scheduler.nodes.shortfall import GangShortfall, missing_in_total, no_node_accepts
+from lockstep.scheduler.nodes.usage import Ask, Usage, ask_of
 from lockstep.schemas.pod import PodAffinity
 
 
-@dataclass(frozen=True, slots=True)
-class NumberedNames(Sequence[str]):
-    """`total` pod names `<prefix><index>`, indexes counting from `first`, none of them made
-    until asked for."""
-
-    prefix: str
-    first: int
-    total: int
-
-    def __len__(self) -> int:
-        return self.total
-
-    @overload
-    def __getitem__(self, index: int) -> str: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> NumberedNames: ...
-
-    def __getitem__(self, index: int | slice) -> str | NumberedNames:
-        indexes = range(self.first, self.first + self.total)
-        if isinstance(index, slice):
-            chosen = indexes[index]
-            if chosen.step != 1:
-                raise ValueError("only contiguous slices of pod names are supported")
-            return NumberedNames(self.prefix, chosen.start, len(chosen))
-        return f"{self.prefix}{indexes[index]}"
-
-    def __iter__(self) -> Iterator[str]:
-        return (f"{self.prefix}{i}" for i in range(self.first, self.first + self.total))
-
-
-@dataclass(frozen=True, slots=True)
-class PodGroup:
-    """Pods that each ask what `need` asks; `need.pod` is ignored (`names` name the pods)."""
-
-    need: PodNeed
-    names: Sequence[str]
-
-    @property
-    def count(self) -> int:
-        return len(self.names)
-
-    def pods(self) -> Iterator[PodNeed]:
-        return (replace(self.need, pod=name) for name in self.names)
-
-
-@dataclass(frozen=True, slots=True)
-class GangShape:
-    """Every pod of a gang as groups, in rank order (the leader first)."""
-
-    groups: tuple[PodGroup, ...]
-
-    @classmethod
-    def of(cls, needs: Sequence[PodNeed]) -> GangShape:
-        """A shape of pods given one by one (each its own group)."""
-        return cls(tuple(PodGroup(need, (need.pod,)) for need in needs))
-
-    @property
-    def size(self) -> int:
-        return sum(group.count for group in self.groups)
-
-    def first(self, count: int) -> GangShape:
-        """The shape of its first `count` pods."""
-        groups = []
-        for group in self.groups:
-            if count <= 0:
-                break
-            taken = min(count, group.count)
-            groups.append(PodGroup(group.need, group.names[:taken]))
-            count -= taken
-        return GangShape(tuple(groups))
-
-    def pods(self, limit: int | None = None) -> Iterator[PodNeed]:
-        """Its pods one by one, in rank order: the first `limit` only when given."""
-        every = (need for group in self.groups for need in group.pods())
-        return every if limit is None else islice(every, limit)
-
-
-def pod_room(nodes: Sequence[Node]) -> int:
-    """How many pods the nodes run at once, at most."""
-    return capacity_of(nodes).room
+def can_never_fit(nodes: Sequence[Node], candidate: Candidate) -> str | None:
+    """Why the candidate's required pods could not fit even on idle nodes (the message it is
+    parked with), or None. Judged from its shape first, so a gang larger than the cluster
+    costs no per-pod object; one the nodes could hold is then placed on them, idle."""
+    never = never_fits_idle(nodes, candidate.required_shape, affinity=candidate.affinity)
+    return None if never is None else f"the workload can never fit this cluster: {never}"
 
 
 def most_pods(node: Node, need: PodNeed) -> int:
@@ -143,7 +58,7 @@ def most_pods(node: Node, need: PodNeed) -> int:
     return max(most, 0)
 
 
-def _most_at(cap: Capacity, position: int, ask: Ask, need: PodNeed) -> int:
+def _most_at(cap: NodeIndex, position: int, ask: Ask, need: PodNeed) -> int:
     """`most_pods` of the node at `position`, in integer units (a fraction of a GPU: as
     `most_pods` counts it)."""
     if need.gpu.devices and not ask.idle_devices:
@@ -164,7 +79,7 @@ def never_fits(
 ) -> str | None:
     """Why the gang could not fit even if every node were idle, judged from its shape; None
     when it might (then placing it pod by pod decides, at a cost bounded by the cluster)."""
-    cap = capacity_of(nodes)
+    cap = index_of(nodes)
     groups = _alike(shape)
     key = ("shape", _signature(groups), affinity_key(affinity))
     if key in cap.fits:
@@ -181,7 +96,7 @@ def never_fits_idle(
     """Why the gang could not fit even if every node were idle — judged from its shape, then,
     unless its shape decides it, by placing it on the idle nodes — or None. Remembered per
     shape: the same shape is judged once per node list."""
-    cap = capacity_of(nodes)
+    cap = index_of(nodes)
     groups = _alike(shape)
     signature = _signature(groups)
     key = ("idle", signature, affinity_key(affinity))
@@ -215,7 +130,7 @@ def _within(totals: tuple[int, int, int, int], together: Sequence[tuple[PodNeed,
     )
 
 
-def _most(cap: Capacity, need: PodNeed) -> int:
+def _most(cap: NodeIndex, need: PodNeed) -> int:
     """How many pods asking `need` the idle nodes it accepts hold, at most (once per need)."""
     known = cap.extras.setdefault("most", {})
     assert isinstance(known, dict)
@@ -228,7 +143,7 @@ def _most(cap: Capacity, need: PodNeed) -> int:
     return most
 
 
-def _idle(cap: Capacity, nodes: Sequence[Node]) -> Usage:
+def _idle(cap: NodeIndex, nodes: Sequence[Node]) -> Usage:
     """The nodes idle, made once per node list."""
     found = cap.extras.get("idle")
     if not isinstance(found, Usage):
@@ -242,7 +157,7 @@ def _signature(groups: Sequence[_Alike]) -> tuple[tuple[object, int], ...]:
 
 
 def _never_fits(
-    cap: Capacity, nodes: Sequence[Node], groups: Sequence[_Alike], affinity: PodAffinity | None
+    cap: NodeIndex, nodes: Sequence[Node], groups: Sequence[_Alike], affinity: PodAffinity | None
 ) -> str | None:
     if not cap.topology_groups(affinity):
         key = affinity.key if affinity is not None else ""

@@ -8,11 +8,15 @@ from decimal import Decimal
 
 from lockstep.domain.cluster import Gpu, Node
 from lockstep.domain.quotas import UNLIMITED, PoolQuota, Quota, Quotas, Resource
-from lockstep.scheduler.cycle import Candidate, Decisions, Holder, Preemption, Waiting, schedule
-from lockstep.scheduler.fair_share import Share
-from lockstep.scheduler.placement import GpuNeed, PodNeed, Usage, place
-from lockstep.scheduler.shape import GangShape
-from lockstep.scheduler.snapshot import Organization, OrgUnit, PhaseReason
+from lockstep.scheduler.cycle import schedule
+from lockstep.scheduler.decisions import Decisions, PhaseReason, Preemption, Waiting
+from lockstep.scheduler.gang.candidates import Candidate, Holder
+from lockstep.scheduler.gang.needs import GpuNeed, PodNeed
+from lockstep.scheduler.gang.shape import GangShape
+from lockstep.scheduler.nodes.placement import place
+from lockstep.scheduler.nodes.usage import Usage
+from lockstep.scheduler.quota.fair_share import Share
+from lockstep.scheduler.quota.organization import Organization, OrgUnit
 
 INF = UNLIMITED
 

@@ -20,10 +20,14 @@ from lockstep.domain.quotas import UNLIMITED, Quota, Resource, quotas_of
 from lockstep.reconciler.shares import shares_to_store, snapshot_of
 from lockstep.runtimes.kubernetes.queues import queue_manifests
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings, SchedulerKind
-from lockstep.scheduler.cycle import Candidate, Holder, Waiting, schedule
-from lockstep.scheduler.placement import GpuNeed, PodNeed, Usage, place
-from lockstep.scheduler.shape import GangShape
-from lockstep.scheduler.snapshot import Organization, OrgType, OrgUnit, PhaseReason
+from lockstep.scheduler.cycle import schedule
+from lockstep.scheduler.decisions import PhaseReason, Waiting
+from lockstep.scheduler.gang.candidates import Candidate, Holder
+from lockstep.scheduler.gang.needs import GpuNeed, PodNeed
+from lockstep.scheduler.gang.shape import GangShape
+from lockstep.scheduler.nodes.placement import place
+from lockstep.scheduler.nodes.usage import Usage
+from lockstep.scheduler.quota.organization import Organization, OrgType, OrgUnit
 from tests.unit.k8s_schemas import schema_errors
 
 NOW = datetime(2026, 12, 1, tzinfo=UTC)

@@ -1,4 +1,4 @@
-"""Placing a gang on nodes (scheduler/placement.py): whole GPUs on idle devices, fractions
+"""Placing a gang on nodes (scheduler/nodes/placement.py): whole GPUs on idle devices, fractions
 sharing a device without over-committing it, node pools in order of preference, node types,
 taints, pod affinity, and the messages that say what is missing where."""
 
@@ -9,8 +9,11 @@ from decimal import Decimal
 import pytest
 
 from lockstep.domain.cluster import Assignment, Gpu, Node, Taint
-from lockstep.scheduler.placement import ONE, GangShortfall, GpuNeed, PodNeed, Usage, place
-from lockstep.scheduler.selectors import Selector
+from lockstep.scheduler.gang.needs import ONE, GpuNeed, PodNeed
+from lockstep.scheduler.gang.selectors import Selector
+from lockstep.scheduler.nodes.placement import place
+from lockstep.scheduler.nodes.shortfall import GangShortfall
+from lockstep.scheduler.nodes.usage import Usage
 from lockstep.schemas.pod import PodAffinity, PodAffinityType, Toleration, TolerationOperator
 
 GI = 2**30

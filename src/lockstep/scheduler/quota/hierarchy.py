@@ -1,33 +1,23 @@
 """The organisation as the scheduling cycle walks it: each project's department, each unit's
 name and level, and its quota per pool and resource — resolved once per unit and pool.
 
-Amounts are in the scheduler's units, indexed like `RESOURCES`: GPUs in devices (fractions
-allowed), CPU in millicores, memory in bytes. A project the organisation does not know (or a
-department a project names that it does not know) has no quotas: deserved 0, no limit and
-weight 1 in every pool, as a pool its `resources[]` do not name does. Departments and
-projects are numbered apart (the same id may name one of each), so a unit is always named
-with its kind. An organisation with no unit at all puts no quotas in force: every project
-is then unlimited (deserved and limit), as before quotas.
+Quotas are in the scheduler's units, indexed like `RESOURCES` (amounts.py). A project the
+organisation does not know (or a department a project names that it does not know) has no
+quotas: deserved 0, no limit and weight 1 in every pool, as a pool its `resources[]` do not
+name does. Departments and projects are numbered apart (the same id may name one of each), so
+a unit is always named with its kind. An organisation with no unit at all puts no quotas in
+force: every project is then unlimited (deserved and limit), as before quotas.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 
-from lockstep.domain.quotas import UNBOUNDED, Quota, Quotas, Resource
-from lockstep.scheduler.snapshot import Organization, OrgType, OrgUnit
-
-RESOURCES: tuple[Resource, ...] = (Resource.GPU, Resource.CPU, Resource.MEMORY)
-"""The resources quotas divide, in the order amounts list them."""
-
-Amounts = list[float]
-"""One amount per resource of `RESOURCES`."""
+from lockstep.domain.quotas import UNBOUNDED, Quota, Quotas
+from lockstep.scheduler.quota.amounts import RESOURCES
+from lockstep.scheduler.quota.organization import Organization, OrgType, OrgUnit
 
 NO_QUOTAS = Quotas()
-
-
-def zero() -> Amounts:
-    return [0.0] * len(RESOURCES)
 
 
 class Hierarchy:

@@ -6,10 +6,10 @@ from __future__ import annotations
 import math
 
 from lockstep.domain.quantities import binary_quantity
-from lockstep.scheduler.books import Account
+from lockstep.scheduler.quota.books import Account
 
 NOUNS = ("GPU", "CPU", "memory")
-"""Each resource of `RESOURCES` (hierarchy.py) as a message names its quota."""
+"""Each resource of `RESOURCES` (amounts.py) as a message names its quota."""
 
 
 def number(r: int, value: float) -> str:

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from lockstep.domain.cluster import Assignment, Node
-from lockstep.scheduler.hierarchy import Amounts, zero
-from lockstep.scheduler.placement import PodNeed
-from lockstep.scheduler.shape import GangShape
+from lockstep.scheduler.gang.needs import PodNeed
+from lockstep.scheduler.gang.shape import GangShape
+from lockstep.scheduler.quota.amounts import Amounts, zero
 
 MILLI = 1000.0
 
