@@ -23,9 +23,9 @@ from lockstep.reconciler.sampling import recorder
 from lockstep.runtimes.local import processes
 from lockstep.runtimes.local.gpus import GpuReading
 from lockstep.runtimes.local.processes import POD_MARKER
-from lockstep.runtimes.local.sampling import Sampler
+from lockstep.runtimes.local.sampling.sampler import Sampler
+from lockstep.runtimes.local.sampling.usage import proc_cpu_seconds
 from lockstep.runtimes.local.state import PodFiles, PodState
-from lockstep.runtimes.local.usage import proc_cpu_seconds
 from lockstep.store.database import _MIGRATIONS, Database
 from lockstep.store.metrics import SampleScope
 from tests.support.api import poll

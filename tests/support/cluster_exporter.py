@@ -10,7 +10,7 @@ container, which must not be counted), kube-state-metrics' `kube_pod_info`,
 A CPU counter grows by exactly its cores each second: each scrape carries its own timestamp,
 so that a rate over it is the cores. The pods can be changed while it runs (`pods`).
 `/api/v1/query_range` answers as a Prometheus refusing a query would; any other path 404.
-Used by tests/integration/test_prometheus_metrics.py, with a real Prometheus scraping it.
+Used by tests/integration/test_prometheus_source.py, with a real Prometheus scraping it.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 
-from lockstep.services.promql import PROJECT_LABEL, WORKLOAD_LABEL
+from lockstep.services.metrics.promql import PROJECT_LABEL, WORKLOAD_LABEL
 
 PHASES = ("Pending", "Running", "Succeeded", "Failed", "Unknown")
 REFUSAL = {"status": "error", "errorType": "execution", "error": "the fixture answers no query"}

@@ -29,7 +29,7 @@ from lockstep.domain.metrics import (
     roll_up,
     rollup_horizon,
 )
-from lockstep.runtimes.local.usage import (
+from lockstep.runtimes.local.sampling.usage import (
     CLOCK_TICKS,
     PAGE_BYTES,
     cgroup_cpu_seconds,

@@ -1,5 +1,5 @@
-"""The PromQL table and its quoting (services/promql.py), and how a window becomes what
-Prometheus is asked (services/prometheus_metrics.py): every measured type has a query; values
+"""The PromQL table and its quoting (services/metrics/promql.py), and how a window becomes what
+Prometheus is asked (services/metrics/prometheus_source.py): every measured type has a query; values
 are quoted so that they read back as themselves (PromQL's escapes are Python's for these);
 regular expressions match exactly the names given; the pods a scope selects are narrowed by
 each criterion given."""
@@ -13,9 +13,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from lockstep.domain.metrics import Window
-from lockstep.services.metric_sources import FROM_SAMPLES
-from lockstep.services.prometheus_metrics import evaluated_window, shown_url
-from lockstep.services.promql import (
+from lockstep.services.metrics.prometheus_source import evaluated_window, shown_url
+from lockstep.services.metrics.promql import (
     RULES,
     PodSelection,
     any_of,
@@ -25,6 +24,7 @@ from lockstep.services.promql import (
     quoted,
     selected_pods,
 )
+from lockstep.services.metrics.sources import FROM_SAMPLES
 
 TRICKY = [
     "plain",

@@ -59,21 +59,21 @@ from lockstep.runtimes.local.log_reader import LocalLogReader
 from lockstep.runtimes.local.sandbox.policy import unknown_data_volumes
 from lockstep.runtimes.local.volumes.claims import Claims
 from lockstep.services.claims import ClaimService
-from lockstep.services.exported_gauges import StoreGauges
-from lockstep.services.metric_sources import (
+from lockstep.services.metrics.gauges import StoreGauges
+from lockstep.services.metrics.prometheus_source import PrometheusMetrics, store_selector
+from lockstep.services.metrics.series import MetricsService
+from lockstep.services.metrics.sources import (
     PROMETHEUS_NEEDED,
     MetricsSource,
     NoMetricsSource,
     SampledMetrics,
 )
-from lockstep.services.metrics import MetricsService
+from lockstep.services.metrics.telemetry import TelemetryService
 from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import LocalNodes, NodeService, NodeSource
 from lockstep.services.organization import OrganizationService
-from lockstep.services.prometheus_metrics import PrometheusMetrics, store_selector
 from lockstep.services.scheduling import SchedulingService
 from lockstep.services.stream_slots import Limit, StreamSlots
-from lockstep.services.telemetry import TelemetryService
 from lockstep.services.workload_list import WorkloadList
 from lockstep.services.workload_watch import WorkloadWatch
 from lockstep.services.workloads import WorkloadService

@@ -25,12 +25,12 @@ from lockstep.runtimes.base import PodLogs
 from lockstep.schemas.bounds import RequestBounds
 from lockstep.services.claims import ClaimService
 from lockstep.services.identity import IdentityService
-from lockstep.services.metrics import MetricsService
+from lockstep.services.metrics.series import MetricsService
+from lockstep.services.metrics.telemetry import TelemetryService
 from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
-from lockstep.services.telemetry import TelemetryService
 from lockstep.services.values import ValueService
 from lockstep.services.workload_list import WorkloadList
 from lockstep.services.workloads import WorkloadService

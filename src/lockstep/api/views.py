@@ -134,7 +134,7 @@ def workload_item(
     environments operators mapped to images (a condition names the images without one);
     `unsandboxed`: the local runtime runs pods without a sandbox (a condition names what the
     workload asks that only a sandbox gives); `figures`: its time Pending and Running and its
-    idle GPUs (services/metrics.py)."""
+    idle GPUs (services/metrics/series.py)."""
     spec = w.request.get("spec") or {}
     images = sorted(
         {

@@ -1,10 +1,10 @@
 """Metrics, pure: what a metrics request asks (its types, its window and its points), the
 samples lockstep keeps, and how they become the answer's evenly spaced averages.
 
-The sampler (runtimes/local/sampling.py) takes one `Sample` per pod, metric and GPU each
+The sampler (runtimes/local/sampling/sampler.py) takes one `Sample` per pod, metric and GPU each
 round; the store keeps them at full resolution for a day and as 5-minute averages for 30
-days (`rolled_up`); the metrics service asks the store for the samples of a window and turns
-them into `Measurement`s here.
+days (`rolled_up`); the metrics service (services/metrics/series.py) asks the store for the
+samples of a window and turns them into `Measurement`s here.
 """
 
 from __future__ import annotations

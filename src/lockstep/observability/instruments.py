@@ -6,7 +6,8 @@ Each process makes one `Instruments` when it starts (the API in `create_app`, th
 in its process) and hands it to what it measures. When lockstep serves with its reconciler in
 a process of its own, both write to one directory (`use_directory`, prometheus_client's
 multiprocess mode) and `/metrics` sums them; otherwise the instruments live in a registry of
-their own.
+their own. What `/metrics` tells of workloads, projects and nodes is read from the store by the
+metrics use cases (services/metrics/gauges.py).
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from lockstep.domain.clock import Clock
 from lockstep.domain.metrics import Sample
 from lockstep.runtimes.local import machine
 from lockstep.runtimes.local.gpus import GpuReader, NvmlReader
-from lockstep.runtimes.local.sampling import Record, Sampler
+from lockstep.runtimes.local.sampling.sampler import Record, Sampler
 from lockstep.store.database import Database
 
 

@@ -1,5 +1,6 @@
 """The vocabulary of the Run:ai metrics and telemetry endpoints: every metric type, telemetry
-type and grouping the document's enums name (what lockstep answers: services/metrics.py)."""
+type and grouping the document's enums name (what lockstep answers: the metrics use cases,
+services/metrics/)."""
 
 from __future__ import annotations
 

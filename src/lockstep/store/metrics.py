@@ -1,5 +1,6 @@
-"""The metrics repository: the sampler's samples, their retention, and what the metrics
-service reads of them and of the workloads (their current figures, for telemetry).
+"""The metrics repository: the sampler's samples, their retention, and what the metrics use
+cases (services/metrics/) read of them and of the workloads (their current figures, for
+telemetry).
 
 Retention, done a bounded slice at a time by each sampling round (`maintain`): samples are
 kept as taken for a day; older ones are replaced by 5-minute averages (weighted by how many

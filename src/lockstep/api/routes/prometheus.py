@@ -1,7 +1,7 @@
 """`GET /metrics`: lockstep in the Prometheus text format — its own health (HTTP requests,
 reconcile passes, scheduling cycles, the store's commits, pods started and failed), summed over
 the API's and the reconciler's processes, and the workload, project, queue and node gauges read
-from the store (services/exported_gauges.py).
+from the store (services/metrics/gauges.py).
 
 What it tells spans every project, so it needs a caller with a system-wide role, by a bearer
 token as every endpoint takes, or by HTTP Basic with an application's client id and secret (what

@@ -21,9 +21,9 @@ from lockstep.config import RuntimeKind
 from lockstep.domain.clock import iso, parse_moment
 from lockstep.domain.errors import MetricsUnavailable
 from lockstep.domain.metrics import Measurement, Window
-from lockstep.services.metric_sources import SeriesQuery
-from lockstep.services.prometheus_metrics import PrometheusMetrics
-from lockstep.services.promql import PodSelection
+from lockstep.services.metrics.prometheus_source import PrometheusMetrics
+from lockstep.services.metrics.promql import PodSelection
+from lockstep.services.metrics.sources import SeriesQuery
 from lockstep.store.metrics import SampleScope
 from tests.conftest import in_process, make_settings
 from tests.support.api import Api, poll

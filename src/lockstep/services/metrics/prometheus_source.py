@@ -1,9 +1,9 @@
 """`PrometheusMetrics`: the measured figures of the Kubernetes runtime, asked of the cluster's
 Prometheus (`LOCKSTEP_PROMETHEUS_URL`) through its HTTP API, `POST /api/v1/query_range`, one
-query per metric type (services/promql.py). Built by create_app; the metrics service calls it
-on a worker thread, as it waits on the network (`remote`).
+query per metric type (services/metrics/promql.py). Built by create_app; the metrics service
+calls it on a worker thread, as it waits on the network (`remote`).
 
-The answer has the shape the local runtime's has (services/metric_sources.py): a point at
+The answer has the shape the local runtime's has (services/metrics/sources.py): a point at
 each of the window's timestamps that has data, each worth the figure over its bucket. A
 Prometheus that cannot be reached, answers late, refuses a query or answers something else
 than its API's JSON is `MetricsUnavailable` (503), naming its URL; an answer is read up to
@@ -23,9 +23,9 @@ import orjson
 
 from lockstep.domain.errors import MetricsUnavailable
 from lockstep.domain.metrics import MAX_SAMPLES, Measurement, Point, Window
-from lockstep.services import promql
-from lockstep.services.metric_sources import SeriesQuery, device_order
-from lockstep.services.promql import RULES, PodSelection
+from lockstep.services.metrics import promql
+from lockstep.services.metrics.promql import RULES, PodSelection
+from lockstep.services.metrics.sources import SeriesQuery, device_order
 from lockstep.store.database import Database
 from lockstep.store.metrics import SampleScope
 

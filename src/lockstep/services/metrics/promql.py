@@ -1,6 +1,6 @@
 """PromQL, pure: the query that measures each metric type of the pods a scope selects, over
 the series a cluster's Prometheus already has — cAdvisor (the kubelet), kube-state-metrics and
-NVIDIA's DCGM exporter. Called by `PrometheusMetrics` (services/prometheus_metrics.py), once
+NVIDIA's DCGM exporter. Called by `PrometheusMetrics` (services/metrics/prometheus_source.py), once
 per type of a request; every value put into a query is quoted here (`quoted`, `any_of`), so
 no name can change a query's meaning.
 
@@ -230,7 +230,7 @@ RULES: dict[str, Rule] = {
     "GPU_ALLOCATION": _GPU_HELD,
     "ALLOCATED_GPU": _GPU_HELD,
 }
-"""Each measured type (those of services/metric_sources.py `FROM_SAMPLES`) and its query."""
+"""Each measured type (those of services/metrics/sources.py `FROM_SAMPLES`) and its query."""
 
 
 def query(metric_type: str, selection: PodSelection, *, span: timedelta) -> str:

@@ -1,9 +1,9 @@
 """What a pod uses of this machine right now: its CPU time and resident memory, from its
 cgroup where it has one (`cpu.stat` usage_usec, `memory.current`), else summed over its
-processes from /proc (each carries the pod's marker, see processes.py).
+processes from /proc (each carries the pod's marker, see runtimes/local/processes.py).
 
 The parsers are pure (their text in, a figure out); `read_usage` does the reading. The
-sampler (sampling.py) calls it once per running pod each round.
+sampler (sampler.py) calls it once per running pod each round.
 """
 
 from __future__ import annotations

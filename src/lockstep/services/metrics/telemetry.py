@@ -15,7 +15,7 @@ from lockstep.domain.errors import InvalidRequest
 from lockstep.domain.metrics import figure
 from lockstep.domain.quotas import quotas_of
 from lockstep.services.access import access_of
-from lockstep.services.metrics import deserved
+from lockstep.services.metrics.series import deserved
 from lockstep.store.database import Database
 from lockstep.store.metrics import CurrentWorkload
 

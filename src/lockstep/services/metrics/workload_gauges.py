@@ -2,7 +2,7 @@
 holds (its GPUs, its running pods) and asks (its GPUs), how busy its GPUs are, and how long it
 waited and ran.
 
-Built from what `StoreGauges` (services/exported_gauges.py) reads at each scrape: the workloads
+Built from what `StoreGauges` (services/metrics/gauges.py) reads at each scrape: the workloads
 not finished, and their figures (phase history and latest GPU samples) read for all of them at
 once. A finished workload has no series: its figures no longer change, and Prometheus keeps
 their last values.

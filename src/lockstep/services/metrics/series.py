@@ -1,9 +1,9 @@
 """Metrics use cases: the series of a workload, a pod, a project, a department, a cluster, a
-node pool and a node over a window (telemetry, the current figures: services/telemetry.py),
+node pool and a node over a window (telemetry, the current figures: services/metrics/telemetry.py),
 and the workload list's figures. Each checks the caller's access as reading the subject
 itself does.
 
-What is measured comes from a `MetricsSource` (services/metric_sources.py); what is
+What is measured comes from a `MetricsSource` (services/metrics/sources.py); what is
 declared — requests and limits from a workload's spec, quotas from an org unit's resources,
 GPUs from the nodes — is computed here, the same whatever the source.
 """
@@ -38,7 +38,7 @@ from lockstep.schemas.metrics import (
     WORKLOAD_METRIC_TYPES,
 )
 from lockstep.services.access import access_of, workload_for
-from lockstep.services.metric_sources import FROM_SAMPLES, MetricsSource, SeriesQuery
+from lockstep.services.metrics.sources import FROM_SAMPLES, MetricsSource, SeriesQuery
 from lockstep.store.database import Database, UnitOfWork
 from lockstep.store.metrics import SampleScope
 

@@ -1,7 +1,7 @@
 """The gauges `/metrics` reads from the store at each scrape, under the names Run:ai and KAI
 Scheduler users already chart: per workload what it holds and asks, how busy its GPUs are and
-how long it waited and ran (services/workload_gauges.py), per project (KAI: per queue) what it
-deserves, its fair share and what it holds, and per node its capacity and what is held.
+how long it waited and ran (services/metrics/workload_gauges.py), per project (KAI: per queue)
+what it deserves, its fair share and what it holds, and per node its capacity and what is held.
 
 Figures come from what the scheduler last stored (the fair shares of its last cycle), the
 workloads as stored, their phase history and the sampler's latest GPU samples, all read in one
@@ -22,7 +22,7 @@ from lockstep.domain.clock import Clock
 from lockstep.domain.cluster import NodeUse
 from lockstep.domain.organization import Department, Project
 from lockstep.runtimes.kubernetes.queues import DEPARTMENT_QUEUE_PREFIX
-from lockstep.services.workload_gauges import workload_gauges
+from lockstep.services.metrics.workload_gauges import workload_gauges
 from lockstep.store.database import Database
 
 MILLICORES = 1000.0

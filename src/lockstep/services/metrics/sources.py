@@ -1,7 +1,7 @@
 """Where measured figures come from: a `MetricsSource` answers a `SeriesQuery` (the
 measured types of whatever a scope selects, over a window) with measurements.
 `SampledMetrics` reads the samples the local runtime's sampler keeps in the store;
-`PrometheusMetrics` (services/prometheus_metrics.py) asks the cluster's Prometheus, for the
+`PrometheusMetrics` (services/metrics/prometheus_source.py) asks the cluster's Prometheus, for the
 Kubernetes runtime; `NoMetricsSource` stands for a runtime without one and says what is
 needed."""
 
