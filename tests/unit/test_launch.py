@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lockstep.domain.plan import ReplicaPlan
-from lockstep.domain.values import ProjectValues, ValueKind
+from lockstep.domain.secrets import ProjectValues, ValueKind
 from lockstep.frameworks import pytorch
 from lockstep.frameworks.endpoints import Endpoint
 from lockstep.frameworks.registry import WIRING

@@ -24,7 +24,7 @@ from lockstep.domain.phases import Phase
 from lockstep.domain.plan import ReplicaPlan, bounds_of, distributed_pod_count
 from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.quantities import binary_quantity
-from lockstep.domain.values import ConfigMap, Secret
+from lockstep.domain.secrets import ConfigMap, Secret
 from lockstep.domain.workload import SPEC_MODELS, Event, PhaseChange, Pod, Workload
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.pod_launch import environment_for_image

@@ -13,7 +13,7 @@ from typing import Any
 from lockstep.domain.command_line import split_command_line
 from lockstep.domain.plan import Replica, ReplicaPlan, Role
 from lockstep.domain.quantities import parse_quantity
-from lockstep.domain.values import ProjectValues, ValueKind
+from lockstep.domain.secrets import ProjectValues, ValueKind
 from lockstep.domain.workload import PortBinding
 from lockstep.frameworks.endpoints import Endpoints
 from lockstep.frameworks.registry import wiring_for

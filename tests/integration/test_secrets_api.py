@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, text
 
 from lockstep.config import Settings
 from lockstep.domain.identity import Role
-from lockstep.services.values import ValueService
+from lockstep.services.secrets import ValueService
 from lockstep.store.database import normalize_url
 from tests.support.access import app_with_role, new_project
 from tests.support.api import Api
@@ -31,7 +31,7 @@ def path(kind: str, project: str = "1", name: str | None = None) -> str:
 
 
 def values_of(api: Api) -> ValueService:
-    service: ValueService = api.client.app.state.services.values  # type: ignore[attr-defined]
+    service: ValueService = api.client.app.state.services.secrets  # type: ignore[attr-defined]
     return service
 
 

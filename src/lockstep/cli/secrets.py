@@ -84,7 +84,7 @@ def create_secret(
 
     data = gather_data(from_literal or [], from_file or [])
     with operator_core(data_dir, database_url) as core:
-        change = core.values.replace_secret if replace else core.values.create_secret
+        change = core.secrets.replace_secret if replace else core.secrets.create_secret
         print_json(secret(change(OPERATOR, project, name=name, data=data)))
 
 
@@ -97,7 +97,7 @@ def list_secrets(
     from lockstep.auth.tokens import OPERATOR
 
     with operator_core(data_dir, database_url) as core:
-        print_json([secret(s) for s in core.values.secrets(OPERATOR, project)])
+        print_json([secret(s) for s in core.secrets.secrets(OPERATOR, project)])
 
 
 @secret_app.command("delete")
@@ -108,7 +108,7 @@ def delete_secret(
     from lockstep.auth.tokens import OPERATOR
 
     with operator_core(data_dir, database_url) as core:
-        core.values.delete_secret(OPERATOR, project, name)
+        core.secrets.delete_secret(OPERATOR, project, name)
 
 
 @config_map_app.command("create")
@@ -128,7 +128,7 @@ def create_config_map(
 
     data = gather_data(from_literal or [], from_file or [])
     with operator_core(data_dir, database_url) as core:
-        change = core.values.replace_config_map if replace else core.values.create_config_map
+        change = core.secrets.replace_config_map if replace else core.secrets.create_config_map
         print_json(config_map(change(OPERATOR, project, name=name, data=data)))
 
 
@@ -141,7 +141,7 @@ def list_config_maps(
     from lockstep.auth.tokens import OPERATOR
 
     with operator_core(data_dir, database_url) as core:
-        print_json([config_map(c) for c in core.values.config_maps(OPERATOR, project)])
+        print_json([config_map(c) for c in core.secrets.config_maps(OPERATOR, project)])
 
 
 @config_map_app.command("delete")
@@ -152,4 +152,4 @@ def delete_config_map(
     from lockstep.auth.tokens import OPERATOR
 
     with operator_core(data_dir, database_url) as core:
-        core.values.delete_config_map(OPERATOR, project, name)
+        core.secrets.delete_config_map(OPERATOR, project, name)

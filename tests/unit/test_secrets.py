@@ -1,5 +1,5 @@
-"""Secrets' and config maps' naming rules (domain/values.py), what `ProjectValues` shows, and
-how `lockstep secret create` gathers its data (cli/values.py) without echoing a value."""
+"""Secrets' and config maps' naming rules (domain/secrets.py), what `ProjectValues` shows, and
+how `lockstep secret create` gathers its data (cli/secrets.py) without echoing a value."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import typer
 
-from lockstep.cli.values import gather_data
-from lockstep.domain.values import MAX_DATA_BYTES, ProjectValues, check_values, is_key
+from lockstep.cli.secrets import gather_data
+from lockstep.domain.secrets import MAX_DATA_BYTES, ProjectValues, check_values, is_key
 
 
 @pytest.mark.parametrize(

@@ -1,6 +1,6 @@
 """Secrets and config maps on the wire (a lockstep extension: the Run:ai document has no such
 endpoints): the bodies of POST and PUT. Responses are built in api/views.py, and never carry
-a secret's values. The naming rules are checked by the service (domain/values.py)."""
+a secret's values. The naming rules are checked by the service (domain/secrets.py)."""
 
 from __future__ import annotations
 

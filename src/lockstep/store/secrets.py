@@ -17,7 +17,7 @@ from sqlalchemy import Connection, Table, and_, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from lockstep.domain.errors import Conflict, SealBroken
-from lockstep.domain.values import ConfigMap, ProjectValues, Secret, ValueKind
+from lockstep.domain.secrets import ConfigMap, ProjectValues, Secret, ValueKind
 from lockstep.schemas.bounds import INT32_MAX
 from lockstep.store.tables import config_maps, secrets
 

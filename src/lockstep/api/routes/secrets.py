@@ -13,7 +13,7 @@ from lockstep.api import views
 from lockstep.api.deps import BodyDep, CallerDep, ProjectId, ServicesDep
 from lockstep.api.responses import json_response, parse_body
 from lockstep.domain.errors import InvalidRequest
-from lockstep.schemas.values import ValuesCreationRequest, ValuesReplacementRequest
+from lockstep.schemas.secrets import ValuesCreationRequest, ValuesReplacementRequest
 
 router = APIRouter(tags=["values"])
 
@@ -31,7 +31,7 @@ async def _replacement(body: bytes, name: str) -> ValuesReplacementRequest:
 
 @router.get(SECRETS)
 async def get_secrets(project_id: ProjectId, caller: CallerDep, services: ServicesDep) -> Response:
-    secrets = await services.calls.store(services.values.secrets, caller, project_id)
+    secrets = await services.calls.store(services.secrets.secrets, caller, project_id)
     return json_response({"secrets": [views.secret(s) for s in secrets]})
 
 
@@ -41,7 +41,7 @@ async def create_secret(
 ) -> Response:
     request = await parse_body(ValuesCreationRequest, body)
     secret = await services.calls.store(
-        services.values.create_secret, caller, project_id, name=request.name, data=request.data
+        services.secrets.create_secret, caller, project_id, name=request.name, data=request.data
     )
     return json_response(views.secret(secret), 201)
 
@@ -50,7 +50,7 @@ async def create_secret(
 async def get_secret(
     project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep
 ) -> Response:
-    secret = await services.calls.store(services.values.secret, caller, project_id, name)
+    secret = await services.calls.store(services.secrets.secret, caller, project_id, name)
     return json_response(views.secret(secret))
 
 
@@ -60,7 +60,7 @@ async def replace_secret(
 ) -> Response:
     request = await _replacement(body, name)
     secret = await services.calls.store(
-        services.values.replace_secret, caller, project_id, name=name, data=request.data
+        services.secrets.replace_secret, caller, project_id, name=name, data=request.data
     )
     return json_response(views.secret(secret))
 
@@ -69,7 +69,7 @@ async def replace_secret(
 async def delete_secret(
     project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep
 ) -> Response:
-    await services.calls.store(services.values.delete_secret, caller, project_id, name)
+    await services.calls.store(services.secrets.delete_secret, caller, project_id, name)
     return Response(status_code=204)
 
 
@@ -77,7 +77,7 @@ async def delete_secret(
 async def get_config_maps(
     project_id: ProjectId, caller: CallerDep, services: ServicesDep
 ) -> Response:
-    config_maps = await services.calls.store(services.values.config_maps, caller, project_id)
+    config_maps = await services.calls.store(services.secrets.config_maps, caller, project_id)
     return json_response({"configMaps": [views.config_map(c) for c in config_maps]})
 
 
@@ -87,7 +87,7 @@ async def create_config_map(
 ) -> Response:
     request = await parse_body(ValuesCreationRequest, body)
     config_map = await services.calls.store(
-        services.values.create_config_map, caller, project_id, name=request.name, data=request.data
+        services.secrets.create_config_map, caller, project_id, name=request.name, data=request.data
     )
     return json_response(views.config_map(config_map), 201)
 
@@ -96,7 +96,7 @@ async def create_config_map(
 async def get_config_map(
     project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep
 ) -> Response:
-    config_map = await services.calls.store(services.values.config_map, caller, project_id, name)
+    config_map = await services.calls.store(services.secrets.config_map, caller, project_id, name)
     return json_response(views.config_map(config_map))
 
 
@@ -106,7 +106,7 @@ async def replace_config_map(
 ) -> Response:
     request = await _replacement(body, name)
     config_map = await services.calls.store(
-        services.values.replace_config_map, caller, project_id, name=name, data=request.data
+        services.secrets.replace_config_map, caller, project_id, name=name, data=request.data
     )
     return json_response(views.config_map(config_map))
 
@@ -115,5 +115,5 @@ async def replace_config_map(
 async def delete_config_map(
     project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep
 ) -> Response:
-    await services.calls.store(services.values.delete_config_map, caller, project_id, name)
+    await services.calls.store(services.secrets.delete_config_map, caller, project_id, name)
     return Response(status_code=204)

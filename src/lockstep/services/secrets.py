@@ -16,7 +16,7 @@ from lockstep.auth.tokens import Principal
 from lockstep.domain.clock import Clock
 from lockstep.domain.errors import InvalidRequest, NotFound
 from lockstep.domain.organization import Project
-from lockstep.domain.values import ConfigMap, ProjectValues, Secret, ValueKind, check_values
+from lockstep.domain.secrets import ConfigMap, ProjectValues, Secret, ValueKind, check_values
 from lockstep.services.access import access_of
 from lockstep.store.database import Database, UnitOfWork
 
@@ -37,7 +37,7 @@ class ValueService:
         _check(name, data)
         with self._db.write() as unit:
             project = _project(unit, caller, project_id, Action.CREATE, Resource.SECRETS)
-            return unit.values.add_secret(
+            return unit.secrets.add_secret(
                 project_id=project.id,
                 name=name,
                 data=data,
@@ -52,7 +52,7 @@ class ValueService:
         _check(name, data)
         with self._db.write() as unit:
             project = _project(unit, caller, project_id, Action.UPDATE, Resource.SECRETS)
-            found = unit.values.replace_secret(
+            found = unit.secrets.replace_secret(
                 project_id=project.id, name=name, data=data, now=self._clock()
             )
             return _found(found, ValueKind.SECRET, project, name)
@@ -60,17 +60,17 @@ class ValueService:
     def secrets(self, caller: Principal, project_id: str) -> list[Secret]:
         with self._db.read() as unit:
             project = _project(unit, caller, project_id, Action.READ, Resource.SECRETS)
-            return unit.values.secrets(project.id)
+            return unit.secrets.secrets(project.id)
 
     def secret(self, caller: Principal, project_id: str, name: str) -> Secret:
         with self._db.read() as unit:
             project = _project(unit, caller, project_id, Action.READ, Resource.SECRETS)
-            return _found(unit.values.secret(project.id, name), ValueKind.SECRET, project, name)
+            return _found(unit.secrets.secret(project.id, name), ValueKind.SECRET, project, name)
 
     def delete_secret(self, caller: Principal, project_id: str, name: str) -> None:
         with self._db.write() as unit:
             project = _project(unit, caller, project_id, Action.DELETE, Resource.SECRETS)
-            if not unit.values.delete_secret(project.id, name):
+            if not unit.secrets.delete_secret(project.id, name):
                 raise _missing(ValueKind.SECRET, project, name)
 
     # Config maps
@@ -82,7 +82,7 @@ class ValueService:
         _check(name, data)
         with self._db.write() as unit:
             project = _project(unit, caller, project_id, Action.CREATE, Resource.CONFIG_MAPS)
-            return unit.values.add_config_map(
+            return unit.secrets.add_config_map(
                 project_id=project.id,
                 name=name,
                 data=data,
@@ -98,7 +98,7 @@ class ValueService:
         _check(name, data)
         with self._db.write() as unit:
             project = _project(unit, caller, project_id, Action.UPDATE, Resource.CONFIG_MAPS)
-            found = unit.values.replace_config_map(
+            found = unit.secrets.replace_config_map(
                 project_id=project.id, name=name, data=data, now=self._clock()
             )
             return _found(found, ValueKind.CONFIG_MAP, project, name)
@@ -106,18 +106,18 @@ class ValueService:
     def config_maps(self, caller: Principal, project_id: str) -> list[ConfigMap]:
         with self._db.read() as unit:
             project = _project(unit, caller, project_id, Action.READ, Resource.CONFIG_MAPS)
-            return unit.values.config_maps(project.id)
+            return unit.secrets.config_maps(project.id)
 
     def config_map(self, caller: Principal, project_id: str, name: str) -> ConfigMap:
         with self._db.read() as unit:
             project = _project(unit, caller, project_id, Action.READ, Resource.CONFIG_MAPS)
-            found = unit.values.config_map(project.id, name)
+            found = unit.secrets.config_map(project.id, name)
             return _found(found, ValueKind.CONFIG_MAP, project, name)
 
     def delete_config_map(self, caller: Principal, project_id: str, name: str) -> None:
         with self._db.write() as unit:
             project = _project(unit, caller, project_id, Action.DELETE, Resource.CONFIG_MAPS)
-            if not unit.values.delete_config_map(project.id, name):
+            if not unit.secrets.delete_config_map(project.id, name):
                 raise _missing(ValueKind.CONFIG_MAP, project, name)
 
     # For lockstep itself
@@ -127,7 +127,7 @@ class ValueService:
         environment variables; empty for a project with none. No access check: never call
         it on behalf of a caller. `SealBroken` names a secret that cannot be decrypted."""
         with self._db.read() as unit:
-            return unit.values.for_project(project_id)
+            return unit.secrets.for_project(project_id)
 
 
 def _check(name: str, data: Mapping[str, str]) -> None:
