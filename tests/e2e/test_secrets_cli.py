@@ -18,7 +18,7 @@ from lockstep.store.database import Database
 from tests.e2e.test_cli import lockstep
 
 
-class Values:
+class Commands:
     """`lockstep secret` or `lockstep configmap` on one store."""
 
     def __init__(self, kind: str, settings: Settings) -> None:
@@ -46,7 +46,7 @@ def test_secret_and_configmap_commands(tmp_path: Path) -> None:
         core.close()
     password, token = f"pw-{uuid.uuid4().hex}", f"tok-{uuid.uuid4().hex}"
     (tmp_path / "password").write_text(password)
-    secret, configmap = Values("secret", settings), Values("configmap", settings)
+    secret, configmap = Commands("secret", settings), Commands("configmap", settings)
 
     literal = f"token={token}"
     created = secret("create", "db", "--project", "1", "--from-literal", literal,

@@ -1,16 +1,19 @@
 """`lockstep secret` and `lockstep configmap`: create, list and delete a project's secrets and
-config maps directly in the store, like `lockstep admin`. Output is JSON; a secret's values
-are never printed, only its keys."""
+config maps directly in the store, like `lockstep admin`: one set of commands, added once per
+kind. Output is JSON; a secret's values are never printed, only its keys."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
 from lockstep.cli.groups import command_group
 from lockstep.cli.operator import DatabaseUrl, DataDir, operator_core, print_json
+
+if TYPE_CHECKING:
+    from lockstep.domain.secrets import SecretKind
 
 secret_app = command_group(no_args_is_help=True, help="Manage the secrets of a project.")
 config_map_app = command_group(no_args_is_help=True, help="Manage the config maps of a project.")
@@ -67,89 +70,75 @@ def _read_text(path: Path) -> str:
         raise typer.BadParameter(f"{path} is not UTF-8 text") from error
 
 
-@secret_app.command("create")
-def create_secret(
-    name: Name,
-    project: ProjectOption,
-    *,
-    from_literal: FromLiteral = None,
-    from_file: FromFile = None,
-    replace: Replace = False,
-    data_dir: DataDir = None,
-    database_url: DatabaseUrl = None,
+KindName = Literal["secret", "config map"]
+"""A `SecretKind`'s value: the domain module is imported only when a command runs."""
+
+
+def _kind(name: KindName) -> SecretKind:
+    from lockstep.domain.secrets import SecretKind
+
+    return SecretKind(name)
+
+
+def _add_commands(
+    app: typer.Typer, kind: KindName, *, create_help: str, list_help: str, delete_help: str
 ) -> None:
-    """Create a secret; prints its name and keys (never its values)."""
-    from lockstep.api.views import secret
-    from lockstep.auth.tokens import OPERATOR
+    """`create`, `list` and `delete` of one kind (named by its value), in `app`."""
 
-    data = gather_data(from_literal or [], from_file or [])
-    with operator_core(data_dir, database_url) as core:
-        change = core.secrets.replace_secret if replace else core.secrets.create_secret
-        print_json(secret(change(OPERATOR, project, name=name, data=data)))
+    def create(
+        name: Name,
+        project: ProjectOption,
+        *,
+        from_literal: FromLiteral = None,
+        from_file: FromFile = None,
+        replace: Replace = False,
+        data_dir: DataDir = None,
+        database_url: DatabaseUrl = None,
+    ) -> None:
+        from lockstep.api.views import secret
+        from lockstep.auth.tokens import OPERATOR
 
+        data = gather_data(from_literal or [], from_file or [])
+        with operator_core(data_dir, database_url) as core:
+            change = core.secrets.replace if replace else core.secrets.create
+            print_json(secret(change(OPERATOR, _kind(kind), project, name=name, data=data)))
 
-@secret_app.command("list")
-def list_secrets(
-    project: ProjectOption, data_dir: DataDir = None, database_url: DatabaseUrl = None
-) -> None:
-    """List a project's secrets: names and keys, never values."""
-    from lockstep.api.views import secret
-    from lockstep.auth.tokens import OPERATOR
+    def listing(
+        project: ProjectOption, data_dir: DataDir = None, database_url: DatabaseUrl = None
+    ) -> None:
+        from lockstep.api.views import secret
+        from lockstep.auth.tokens import OPERATOR
 
-    with operator_core(data_dir, database_url) as core:
-        print_json([secret(s) for s in core.secrets.secrets(OPERATOR, project)])
+        with operator_core(data_dir, database_url) as core:
+            print_json([secret(s) for s in core.secrets.secrets(OPERATOR, _kind(kind), project)])
 
+    def delete(
+        name: Name,
+        project: ProjectOption,
+        data_dir: DataDir = None,
+        database_url: DatabaseUrl = None,
+    ) -> None:
+        from lockstep.auth.tokens import OPERATOR
 
-@secret_app.command("delete")
-def delete_secret(
-    name: Name, project: ProjectOption, data_dir: DataDir = None, database_url: DatabaseUrl = None
-) -> None:
-    """Delete a secret."""
-    from lockstep.auth.tokens import OPERATOR
+        with operator_core(data_dir, database_url) as core:
+            core.secrets.delete(OPERATOR, _kind(kind), project, name)
 
-    with operator_core(data_dir, database_url) as core:
-        core.secrets.delete_secret(OPERATOR, project, name)
-
-
-@config_map_app.command("create")
-def create_config_map(
-    name: Name,
-    project: ProjectOption,
-    *,
-    from_literal: FromLiteral = None,
-    from_file: FromFile = None,
-    replace: Replace = False,
-    data_dir: DataDir = None,
-    database_url: DatabaseUrl = None,
-) -> None:
-    """Create a config map; prints it with its data."""
-    from lockstep.api.views import config_map
-    from lockstep.auth.tokens import OPERATOR
-
-    data = gather_data(from_literal or [], from_file or [])
-    with operator_core(data_dir, database_url) as core:
-        change = core.secrets.replace_config_map if replace else core.secrets.create_config_map
-        print_json(config_map(change(OPERATOR, project, name=name, data=data)))
+    app.command("create", help=create_help)(create)
+    app.command("list", help=list_help)(listing)
+    app.command("delete", help=delete_help)(delete)
 
 
-@config_map_app.command("list")
-def list_config_maps(
-    project: ProjectOption, data_dir: DataDir = None, database_url: DatabaseUrl = None
-) -> None:
-    """List a project's config maps with their data."""
-    from lockstep.api.views import config_map
-    from lockstep.auth.tokens import OPERATOR
-
-    with operator_core(data_dir, database_url) as core:
-        print_json([config_map(c) for c in core.secrets.config_maps(OPERATOR, project)])
-
-
-@config_map_app.command("delete")
-def delete_config_map(
-    name: Name, project: ProjectOption, data_dir: DataDir = None, database_url: DatabaseUrl = None
-) -> None:
-    """Delete a config map."""
-    from lockstep.auth.tokens import OPERATOR
-
-    with operator_core(data_dir, database_url) as core:
-        core.secrets.delete_config_map(OPERATOR, project, name)
+_add_commands(
+    secret_app,
+    "secret",
+    create_help="Create a secret; prints its name and keys (never its values).",
+    list_help="List a project's secrets: names and keys, never values.",
+    delete_help="Delete a secret.",
+)
+_add_commands(
+    config_map_app,
+    "config map",
+    create_help="Create a config map; prints it with its data.",
+    list_help="List a project's config maps with their data.",
+    delete_help="Delete a config map.",
+)

@@ -7,14 +7,14 @@ from __future__ import annotations
 from lockstep.schemas.base import WireModel
 
 
-class ValuesCreationRequest(WireModel):
+class SecretCreationRequest(WireModel):
     """`POST .../secrets` and `POST .../configmaps`."""
 
     name: str
     data: dict[str, str]
 
 
-class ValuesReplacementRequest(WireModel):
+class SecretReplacementRequest(WireModel):
     """`PUT .../secrets/{name}` and `PUT .../configmaps/{name}`: `data` replaces every key;
     `name`, when given, must be the one in the path."""
 

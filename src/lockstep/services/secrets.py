@@ -1,6 +1,6 @@
-"""Secret and config map use cases: create, replace, list, get and delete them per project,
-each in one transaction with its access check; and `for_project`, which the reconciler calls
-to resolve a workload's environment variables.
+"""Secret and config map use cases, one for both kinds: create, replace, list, get and delete
+them per project, each in one transaction with its access check; and `for_project`, which the
+reconciler calls to resolve a workload's environment variables.
 
 No caller ever gets a secret's values back, only its keys: they leave the store only through
 `for_project`, which has no caller (lockstep itself asks).
@@ -9,35 +9,44 @@ No caller ever gets a secret's values back, only its keys: they leave the store 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TypeVar
 
 from lockstep.auth.access import Action, Resource, Scope
 from lockstep.auth.tokens import Principal
 from lockstep.domain.clock import Clock
 from lockstep.domain.errors import InvalidRequest, NotFound
 from lockstep.domain.organization import Project
-from lockstep.domain.secrets import ConfigMap, ProjectValues, Secret, ValueKind, check_values
+from lockstep.domain.secrets import ProjectValues, Secret, SecretKind, check_secret
 from lockstep.services.access import access_of
 from lockstep.store.database import Database, UnitOfWork
 
-T = TypeVar("T")
+_RESOURCE: Mapping[SecretKind, Resource] = {
+    SecretKind.SECRET: Resource.SECRETS,
+    SecretKind.CONFIG_MAP: Resource.CONFIG_MAPS,
+}
+"""What the access rules call each kind."""
 
 
-class ValueService:
+class SecretService:
     def __init__(self, database: Database, *, clock: Clock) -> None:
         self._db = database
         self._clock = clock
 
-    # Secrets
-
-    def create_secret(
-        self, caller: Principal, project_id: str, *, name: str, data: Mapping[str, str]
+    def create(
+        self,
+        caller: Principal,
+        kind: SecretKind,
+        project_id: str,
+        *,
+        name: str,
+        data: Mapping[str, str],
     ) -> Secret:
-        """A new secret; `Conflict` when the project already has one of that name."""
+        """A new secret or config map; `Conflict` when the project already has one of that
+        kind and name."""
         _check(name, data)
         with self._db.write() as unit:
-            project = _project(unit, caller, project_id, Action.CREATE, Resource.SECRETS)
-            return unit.secrets.add_secret(
+            project = _project(unit, caller, project_id, Action.CREATE, kind)
+            return unit.secrets.add(
+                kind,
                 project_id=project.id,
                 name=name,
                 data=data,
@@ -45,80 +54,41 @@ class ValueService:
                 now=self._clock(),
             )
 
-    def replace_secret(
-        self, caller: Principal, project_id: str, *, name: str, data: Mapping[str, str]
+    def replace(
+        self,
+        caller: Principal,
+        kind: SecretKind,
+        project_id: str,
+        *,
+        name: str,
+        data: Mapping[str, str],
     ) -> Secret:
-        """The secret with `data` as its only keys and values; `NotFound` if there is none."""
+        """The secret or config map with `data` as its only keys and values; `NotFound` if
+        there is none."""
         _check(name, data)
         with self._db.write() as unit:
-            project = _project(unit, caller, project_id, Action.UPDATE, Resource.SECRETS)
-            found = unit.secrets.replace_secret(
-                project_id=project.id, name=name, data=data, now=self._clock()
+            project = _project(unit, caller, project_id, Action.UPDATE, kind)
+            found = unit.secrets.replace(
+                kind, project_id=project.id, name=name, data=data, now=self._clock()
             )
-            return _found(found, ValueKind.SECRET, project, name)
+            return _found(found, kind, project, name)
 
-    def secrets(self, caller: Principal, project_id: str) -> list[Secret]:
+    def secrets(self, caller: Principal, kind: SecretKind, project_id: str) -> list[Secret]:
+        """The project's secrets or config maps, by name."""
         with self._db.read() as unit:
-            project = _project(unit, caller, project_id, Action.READ, Resource.SECRETS)
-            return unit.secrets.secrets(project.id)
+            project = _project(unit, caller, project_id, Action.READ, kind)
+            return unit.secrets.secrets(kind, project.id)
 
-    def secret(self, caller: Principal, project_id: str, name: str) -> Secret:
+    def secret(self, caller: Principal, kind: SecretKind, project_id: str, name: str) -> Secret:
         with self._db.read() as unit:
-            project = _project(unit, caller, project_id, Action.READ, Resource.SECRETS)
-            return _found(unit.secrets.secret(project.id, name), ValueKind.SECRET, project, name)
+            project = _project(unit, caller, project_id, Action.READ, kind)
+            return _found(unit.secrets.secret(kind, project.id, name), kind, project, name)
 
-    def delete_secret(self, caller: Principal, project_id: str, name: str) -> None:
+    def delete(self, caller: Principal, kind: SecretKind, project_id: str, name: str) -> None:
         with self._db.write() as unit:
-            project = _project(unit, caller, project_id, Action.DELETE, Resource.SECRETS)
-            if not unit.secrets.delete_secret(project.id, name):
-                raise _missing(ValueKind.SECRET, project, name)
-
-    # Config maps
-
-    def create_config_map(
-        self, caller: Principal, project_id: str, *, name: str, data: Mapping[str, str]
-    ) -> ConfigMap:
-        """A new config map; `Conflict` when the project already has one of that name."""
-        _check(name, data)
-        with self._db.write() as unit:
-            project = _project(unit, caller, project_id, Action.CREATE, Resource.CONFIG_MAPS)
-            return unit.secrets.add_config_map(
-                project_id=project.id,
-                name=name,
-                data=data,
-                created_by=caller.name,
-                now=self._clock(),
-            )
-
-    def replace_config_map(
-        self, caller: Principal, project_id: str, *, name: str, data: Mapping[str, str]
-    ) -> ConfigMap:
-        """The config map with `data` as its only keys and values; `NotFound` if there is
-        none."""
-        _check(name, data)
-        with self._db.write() as unit:
-            project = _project(unit, caller, project_id, Action.UPDATE, Resource.CONFIG_MAPS)
-            found = unit.secrets.replace_config_map(
-                project_id=project.id, name=name, data=data, now=self._clock()
-            )
-            return _found(found, ValueKind.CONFIG_MAP, project, name)
-
-    def config_maps(self, caller: Principal, project_id: str) -> list[ConfigMap]:
-        with self._db.read() as unit:
-            project = _project(unit, caller, project_id, Action.READ, Resource.CONFIG_MAPS)
-            return unit.secrets.config_maps(project.id)
-
-    def config_map(self, caller: Principal, project_id: str, name: str) -> ConfigMap:
-        with self._db.read() as unit:
-            project = _project(unit, caller, project_id, Action.READ, Resource.CONFIG_MAPS)
-            found = unit.secrets.config_map(project.id, name)
-            return _found(found, ValueKind.CONFIG_MAP, project, name)
-
-    def delete_config_map(self, caller: Principal, project_id: str, name: str) -> None:
-        with self._db.write() as unit:
-            project = _project(unit, caller, project_id, Action.DELETE, Resource.CONFIG_MAPS)
-            if not unit.secrets.delete_config_map(project.id, name):
-                raise _missing(ValueKind.CONFIG_MAP, project, name)
+            project = _project(unit, caller, project_id, Action.DELETE, kind)
+            if not unit.secrets.delete(kind, project.id, name):
+                raise _missing(kind, project, name)
 
     # For lockstep itself
 
@@ -131,28 +101,28 @@ class ValueService:
 
 
 def _check(name: str, data: Mapping[str, str]) -> None:
-    violations = check_values(name, data)
+    violations = check_secret(name, data)
     if violations:
         raise InvalidRequest(violations)
 
 
 def _project(
-    unit: UnitOfWork, caller: Principal, project_id: str, action: Action, resource: Resource
+    unit: UnitOfWork, caller: Principal, project_id: str, action: Action, kind: SecretKind
 ) -> Project:
-    """The project, once the caller may do `action` on `resource` in it."""
+    """The project, once the caller may do `action` on its secrets or config maps (`kind`)."""
     project = unit.organization.project(project_id)
     if project is None:
         raise NotFound(f"no project has the id {project_id!r}")
     scope = Scope(project.cluster_id, project.department_id, project.id)
-    access_of(unit, caller).check(action, resource, scope)
+    access_of(unit, caller).check(action, _RESOURCE[kind], scope)
     return project
 
 
-def _missing(kind: ValueKind, project: Project, name: str) -> NotFound:
+def _missing(kind: SecretKind, project: Project, name: str) -> NotFound:
     return NotFound(f"project {project.id} has no {kind.value} named {name!r}")
 
 
-def _found(found: T | None, kind: ValueKind, project: Project, name: str) -> T:
+def _found(found: Secret | None, kind: SecretKind, project: Project, name: str) -> Secret:
     if found is None:
         raise _missing(kind, project, name)
     return found

@@ -1,9 +1,11 @@
 """`/api/v1/org-unit/projects/{projectId}/secrets` and `.../configmaps`: a lockstep extension
 (the Run:ai document has no such endpoints) for the secrets and config maps that workloads'
-environment variables refer to. No response carries a secret's values, only its keys."""
+environment variables refer to. One set of routes, registered once per kind. No response
+carries a secret's values, only its keys."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated
 
 from fastapi import APIRouter, Path
@@ -13,107 +15,101 @@ from lockstep.api import views
 from lockstep.api.deps import BodyDep, CallerDep, ProjectId, ServicesDep
 from lockstep.api.responses import json_response, parse_body
 from lockstep.domain.errors import InvalidRequest
-from lockstep.schemas.secrets import ValuesCreationRequest, ValuesReplacementRequest
+from lockstep.domain.secrets import SecretKind
+from lockstep.schemas.secrets import SecretCreationRequest, SecretReplacementRequest
 
 router = APIRouter(tags=["values"])
 
-SECRETS = "/api/v1/org-unit/projects/{projectId}/secrets"
-CONFIG_MAPS = "/api/v1/org-unit/projects/{projectId}/configmaps"
 Name = Annotated[str, Path(alias="name")]
 
 
-async def _replacement(body: bytes, name: str) -> ValuesReplacementRequest:
-    request = await parse_body(ValuesReplacementRequest, body)
+@dataclass(frozen=True, slots=True)
+class _Collection:
+    """Where one kind is served, and how its routes and its list are named."""
+
+    kind: SecretKind
+    path: str
+    listed: str
+    """The key of the list in `GET path`'s answer."""
+    one: str
+    many: str
+    """The routes' names are `get_{many}`, `create_{one}`, `get_{one}`, `replace_{one}` and
+    `delete_{one}` (FastAPI makes them the operations' ids and summaries)."""
+
+
+_COLLECTIONS = (
+    _Collection(
+        SecretKind.SECRET,
+        "/api/v1/org-unit/projects/{projectId}/secrets",
+        listed="secrets",
+        one="secret",
+        many="secrets",
+    ),
+    _Collection(
+        SecretKind.CONFIG_MAP,
+        "/api/v1/org-unit/projects/{projectId}/configmaps",
+        listed="configMaps",
+        one="config_map",
+        many="config_maps",
+    ),
+)
+
+
+async def _replacement(body: bytes, name: str) -> SecretReplacementRequest:
+    request = await parse_body(SecretReplacementRequest, body)
     if request.name is not None and request.name != name:
         raise InvalidRequest.of("name", f"must be {name!r}, the name in the path, or left out")
     return request
 
 
-@router.get(SECRETS)
-async def get_secrets(project_id: ProjectId, caller: CallerDep, services: ServicesDep) -> Response:
-    secrets = await services.calls.store(services.secrets.secrets, caller, project_id)
-    return json_response({"secrets": [views.secret(s) for s in secrets]})
+def _add_routes(collection: _Collection) -> None:
+    """The five routes of one kind: list, create, get, replace and delete."""
+    kind, path, named = collection.kind, collection.path, collection.path + "/{name}"
 
+    async def listing(project_id: ProjectId, caller: CallerDep, services: ServicesDep) -> Response:
+        found = await services.calls.store(services.secrets.secrets, caller, kind, project_id)
+        return json_response({collection.listed: [views.secret(s) for s in found]})
 
-@router.post(SECRETS, status_code=201)
-async def create_secret(
-    project_id: ProjectId, caller: CallerDep, services: ServicesDep, body: BodyDep
-) -> Response:
-    request = await parse_body(ValuesCreationRequest, body)
-    secret = await services.calls.store(
-        services.secrets.create_secret, caller, project_id, name=request.name, data=request.data
+    async def creation(
+        project_id: ProjectId, caller: CallerDep, services: ServicesDep, body: BodyDep
+    ) -> Response:
+        request = await parse_body(SecretCreationRequest, body)
+        created = await services.calls.store(
+            services.secrets.create, caller, kind, project_id, name=request.name, data=request.data
+        )
+        return json_response(views.secret(created), 201)
+
+    async def reading(
+        project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep
+    ) -> Response:
+        found = await services.calls.store(services.secrets.secret, caller, kind, project_id, name)
+        return json_response(views.secret(found))
+
+    async def replacement(
+        project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep, body: BodyDep
+    ) -> Response:
+        request = await _replacement(body, name)
+        replaced = await services.calls.store(
+            services.secrets.replace, caller, kind, project_id, name=name, data=request.data
+        )
+        return json_response(views.secret(replaced))
+
+    async def deletion(
+        project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep
+    ) -> Response:
+        await services.calls.store(services.secrets.delete, caller, kind, project_id, name)
+        return Response(status_code=204)
+
+    router.add_api_route(path, listing, methods=["GET"], name=f"get_{collection.many}")
+    router.add_api_route(
+        path, creation, methods=["POST"], status_code=201, name=f"create_{collection.one}"
     )
-    return json_response(views.secret(secret), 201)
-
-
-@router.get(SECRETS + "/{name}")
-async def get_secret(
-    project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep
-) -> Response:
-    secret = await services.calls.store(services.secrets.secret, caller, project_id, name)
-    return json_response(views.secret(secret))
-
-
-@router.put(SECRETS + "/{name}")
-async def replace_secret(
-    project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep, body: BodyDep
-) -> Response:
-    request = await _replacement(body, name)
-    secret = await services.calls.store(
-        services.secrets.replace_secret, caller, project_id, name=name, data=request.data
+    router.add_api_route(named, reading, methods=["GET"], name=f"get_{collection.one}")
+    router.add_api_route(named, replacement, methods=["PUT"], name=f"replace_{collection.one}")
+    router.add_api_route(
+        named, deletion, methods=["DELETE"], status_code=204, name=f"delete_{collection.one}"
     )
-    return json_response(views.secret(secret))
 
 
-@router.delete(SECRETS + "/{name}", status_code=204)
-async def delete_secret(
-    project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep
-) -> Response:
-    await services.calls.store(services.secrets.delete_secret, caller, project_id, name)
-    return Response(status_code=204)
-
-
-@router.get(CONFIG_MAPS)
-async def get_config_maps(
-    project_id: ProjectId, caller: CallerDep, services: ServicesDep
-) -> Response:
-    config_maps = await services.calls.store(services.secrets.config_maps, caller, project_id)
-    return json_response({"configMaps": [views.config_map(c) for c in config_maps]})
-
-
-@router.post(CONFIG_MAPS, status_code=201)
-async def create_config_map(
-    project_id: ProjectId, caller: CallerDep, services: ServicesDep, body: BodyDep
-) -> Response:
-    request = await parse_body(ValuesCreationRequest, body)
-    config_map = await services.calls.store(
-        services.secrets.create_config_map, caller, project_id, name=request.name, data=request.data
-    )
-    return json_response(views.config_map(config_map), 201)
-
-
-@router.get(CONFIG_MAPS + "/{name}")
-async def get_config_map(
-    project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep
-) -> Response:
-    config_map = await services.calls.store(services.secrets.config_map, caller, project_id, name)
-    return json_response(views.config_map(config_map))
-
-
-@router.put(CONFIG_MAPS + "/{name}")
-async def replace_config_map(
-    project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep, body: BodyDep
-) -> Response:
-    request = await _replacement(body, name)
-    config_map = await services.calls.store(
-        services.secrets.replace_config_map, caller, project_id, name=name, data=request.data
-    )
-    return json_response(views.config_map(config_map))
-
-
-@router.delete(CONFIG_MAPS + "/{name}", status_code=204)
-async def delete_config_map(
-    project_id: ProjectId, name: Name, caller: CallerDep, services: ServicesDep
-) -> Response:
-    await services.calls.store(services.secrets.delete_config_map, caller, project_id, name)
-    return Response(status_code=204)
+for _collection in _COLLECTIONS:
+    _add_routes(_collection)
