@@ -12,7 +12,7 @@ from lockstep.config import Settings
 from lockstep.domain.clock import Clock, utc_now
 from lockstep.services.identity import BootstrapResult, IdentityService
 from lockstep.services.organization import OrganizationService
-from lockstep.services.values import ValueService
+from lockstep.services.secrets import SecretService
 from lockstep.store.database import Database
 
 
@@ -23,7 +23,7 @@ class Core:
     tokens: TokenAuthority
     identity: IdentityService
     organization: OrganizationService
-    values: ValueService
+    secrets: SecretService
     clock: Clock
 
     def close(self) -> None:
@@ -49,7 +49,7 @@ def open_core(settings: Settings, *, clock: Clock = utc_now, group_commit: bool 
         tokens=tokens,
         identity=IdentityService(database, clock=clock, tokens=tokens),
         organization=OrganizationService(database, clock=clock),
-        values=ValueService(database, clock=clock),
+        secrets=SecretService(database, clock=clock),
         clock=clock,
     )
 

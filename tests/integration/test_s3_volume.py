@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from lockstep.domain.values import ProjectValues
+from lockstep.domain.secrets import ProjectValues
 from lockstep.runtimes.local.volumes import VolumeError, s3_mount
 from lockstep.runtimes.local.volumes.s3 import S3Source, download, source_of, upload
 from lockstep.schemas.storage import S3

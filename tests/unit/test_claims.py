@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from lockstep.domain.errors import Conflict, InvalidRequest, Violation
-from lockstep.domain.values import ProjectValues
+from lockstep.domain.secrets import ProjectValues
 from lockstep.runtimes.local.sandbox.asked import VolumeAsk, VolumeKind
 from lockstep.runtimes.local.volumes.claims import (
     NAME_RULE,

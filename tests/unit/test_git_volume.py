@@ -13,7 +13,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from lockstep.domain.values import ProjectValues
+from lockstep.domain.secrets import ProjectValues
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.volumes import VolumeError
 from lockstep.runtimes.local.volumes.git import (

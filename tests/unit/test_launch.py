@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lockstep.domain.plan import ReplicaPlan
-from lockstep.domain.values import ProjectValues, ValueKind
+from lockstep.domain.secrets import ProjectValues, SecretKind
 from lockstep.frameworks import pytorch
 from lockstep.frameworks.endpoints import Endpoint
 from lockstep.frameworks.registry import WIRING
@@ -344,8 +344,8 @@ def test_secret_and_config_map_references_win_over_a_value_and_are_kept_unresolv
     assert "DB" not in pod.env
     assert "MODE" not in pod.env
     assert pod.references == {
-        "DB": ValueReference(ValueKind.SECRET, "db", "password"),
-        "MODE": ValueReference(ValueKind.CONFIG_MAP, "cfg", "mode"),
+        "DB": ValueReference(SecretKind.SECRET, "db", "password"),
+        "MODE": ValueReference(SecretKind.CONFIG_MAP, "cfg", "mode"),
     }
     assert Launch.from_json(json.loads(json.dumps(pod.to_json()))) == pod
     assert "fallback" not in json.dumps(pod.to_json())

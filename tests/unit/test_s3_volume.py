@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from lockstep.domain.values import ProjectValues
+from lockstep.domain.secrets import ProjectValues
 from lockstep.runtimes.local.volumes import VolumeError
 from lockstep.runtimes.local.volumes.s3 import (
     DEFAULT_URL,

@@ -30,8 +30,8 @@ from lockstep.api.routes import (
     pod_logs,
     prometheus,
     scheduling,
+    secrets,
     tokens,
-    values,
     workload_kinds,
     workloads,
 )
@@ -181,7 +181,7 @@ def create_app(
         organization=organization,
         scheduling=SchedulingService(core.database),
         identity=core.identity,
-        values=core.values,
+        secrets=core.secrets,
         claims=ClaimService(
             core.database,
             Claims(settings.claims_dir, clock=clock)
@@ -254,7 +254,7 @@ def create_app(
         node_pools,
         prometheus,
         scheduling,
-        values,
+        secrets,
         claims,
         console,
     )

@@ -31,7 +31,7 @@ from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
-from lockstep.services.values import ValueService
+from lockstep.services.secrets import SecretService
 from lockstep.services.workload_list import WorkloadList
 from lockstep.services.workloads import WorkloadService
 
@@ -44,7 +44,7 @@ class Services:
     organization: OrganizationService
     scheduling: SchedulingService
     identity: IdentityService
-    values: ValueService
+    secrets: SecretService
     claims: ClaimService
     nodes: NodeService
     node_pools: NodePoolService

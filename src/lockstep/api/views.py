@@ -24,7 +24,7 @@ from lockstep.domain.phases import Phase
 from lockstep.domain.plan import ReplicaPlan, bounds_of, distributed_pod_count
 from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.quantities import binary_quantity
-from lockstep.domain.values import ConfigMap, Secret
+from lockstep.domain.secrets import Secret
 from lockstep.domain.workload import SPEC_MODELS, Event, PhaseChange, Pod, Workload
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.pod_launch import environment_for_image
@@ -405,25 +405,16 @@ def cluster(c: Cluster, *, version: str) -> dict[str, Any]:
 
 
 def secret(s: Secret) -> dict[str, Any]:
-    """A secret's name and keys: no response ever carries its values."""
+    """A secret's name and keys, a config map's name and data: no response ever carries a
+    secret's values."""
+    shown: dict[str, Any] = {"keys": list(s.keys)} if s.data is None else {"data": dict(s.data)}
     return {
         "name": s.name,
         "projectId": s.project_id,
-        "keys": list(s.keys),
+        **shown,
         "createdAt": iso(s.created_at),
         "createdBy": s.created_by,
         "updatedAt": iso(s.updated_at),
-    }
-
-
-def config_map(c: ConfigMap) -> dict[str, Any]:
-    return {
-        "name": c.name,
-        "projectId": c.project_id,
-        "data": dict(c.data),
-        "createdAt": iso(c.created_at),
-        "createdBy": c.created_by,
-        "updatedAt": iso(c.updated_at),
     }
 
 

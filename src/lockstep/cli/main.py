@@ -40,8 +40,8 @@ GROUPS: dict[str, tuple[str, str, str]] = {
         "app",
         "Administer applications, access rules and the organization (on the store).",
     ),
-    "secret": ("lockstep.cli.values", "secret_app", "Manage the secrets of a project."),
-    "configmap": ("lockstep.cli.values", "config_map_app", "Manage the config maps of a project."),
+    "secret": ("lockstep.cli.secrets", "secret_app", "Manage the secrets of a project."),
+    "configmap": ("lockstep.cli.secrets", "config_map_app", "Manage the config maps of a project."),
     "volume": ("lockstep.cli.volumes", "app", "Manage the volumes (claims) of a project."),
 }
 """Group name → the module and attribute of its Typer app, and its description."""

@@ -29,7 +29,7 @@ from typing import Protocol
 from lockstep.auth.sealing import Sealer
 from lockstep.config import Settings
 from lockstep.domain.clock import Clock
-from lockstep.domain.values import ProjectValues
+from lockstep.domain.secrets import ProjectValues
 from lockstep.observability.instruments import Instruments, forget_process
 from lockstep.reconciler.fifo import FifoWriter, read_lines
 from lockstep.reconciler.leader import LeaderController
@@ -291,7 +291,7 @@ def _sandboxes(settings: Settings) -> SandboxPolicy:
 
 def _project_values(database: Database, project_id: str) -> ProjectValues:
     with database.read() as unit:
-        return unit.values.for_project(project_id)
+        return unit.secrets.for_project(project_id)
 
 
 def _serve_notifications(descriptor: int, notify: Callable[[str], None]) -> None:

@@ -30,7 +30,7 @@ from lockstep.store.metrics import MetricsRepository
 from lockstep.store.node_pools import NodePoolRepository
 from lockstep.store.organization import OrganizationRepository
 from lockstep.store.scheduling import SchedulingRepository
-from lockstep.store.values import Sealing, ValueRepository
+from lockstep.store.secrets import Sealing, SecretRepository
 from lockstep.store.workload_changes import WorkloadChanges
 from lockstep.store.workloads import WorkloadRepository
 
@@ -80,7 +80,7 @@ class UnitOfWork:
         self.organization = OrganizationRepository(connection)
         self.node_pools = NodePoolRepository(connection)
         self.identity = IdentityRepository(connection)
-        self.values = ValueRepository(connection, sealer)
+        self.secrets = SecretRepository(connection, sealer)
         self.scheduling = SchedulingRepository(connection)
         self.metrics = MetricsRepository(connection)
         self.workload_changes = WorkloadChanges(connection)

@@ -13,7 +13,7 @@ from typing import Any
 from lockstep.domain.command_line import split_command_line
 from lockstep.domain.plan import Replica, ReplicaPlan, Role
 from lockstep.domain.quantities import parse_quantity
-from lockstep.domain.values import ProjectValues, ValueKind
+from lockstep.domain.secrets import ProjectValues, SecretKind
 from lockstep.domain.workload import PortBinding
 from lockstep.frameworks.endpoints import Endpoints
 from lockstep.frameworks.registry import wiring_for
@@ -286,7 +286,7 @@ class ValueReference:
     """An environment variable whose value is a key of a secret or config map of the
     workload's project, read when the pod starts (so it is never written to disk)."""
 
-    kind: ValueKind
+    kind: SecretKind
     name: str
     key: str
 
@@ -295,10 +295,10 @@ class ValueReference:
 
     @classmethod
     def from_json(cls, data: Mapping[str, str]) -> ValueReference:
-        return cls(ValueKind(data["kind"]), data["name"], data["key"])
+        return cls(SecretKind(data["kind"]), data["name"], data["key"])
 
     def value_in(self, values: ProjectValues) -> str | None:
-        if self.kind is ValueKind.SECRET:
+        if self.kind is SecretKind.SECRET:
             return values.secret(self.name, self.key)
         return values.config_map(self.name, self.key)
 
@@ -321,8 +321,8 @@ def resolve(variable: EnvironmentVariable, pod: PodIdentity) -> str | ValueRefer
     """The value of one environment variable, or the reference to read it from when the pod
     starts. A reference wins over a literal value."""
     for kind, reference in (
-        (ValueKind.SECRET, variable.secret),
-        (ValueKind.CONFIG_MAP, variable.config_map),
+        (SecretKind.SECRET, variable.secret),
+        (SecretKind.CONFIG_MAP, variable.config_map),
     ):
         if reference is not None:
             if not reference.name or not reference.key:

@@ -25,7 +25,7 @@ from lockstep.domain.cluster import Assignment, Node
 from lockstep.domain.errors import LockstepError
 from lockstep.domain.plan import ReplicaPlan, Role
 from lockstep.domain.quantities import binary_quantity
-from lockstep.domain.values import ProjectValues
+from lockstep.domain.secrets import ProjectValues
 from lockstep.domain.workload import PodPhase, PortBinding, Workload
 from lockstep.frameworks import mpi
 from lockstep.runtimes.base import OOM_KILLED, PodStartError, PodStatus

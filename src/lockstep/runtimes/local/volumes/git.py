@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
-from lockstep.domain.values import ProjectValues
+from lockstep.domain.secrets import ProjectValues
 from lockstep.runtimes.local.volumes import VolumeError
 from lockstep.schemas.storage import Git, GitAuthenticationMethod
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lockstep.domain.plan import ReplicaPlan
-from lockstep.domain.values import ProjectValues
+from lockstep.domain.secrets import ProjectValues
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.sandbox.asked import VolumeAsk, VolumeKind, volumes_of
 from lockstep.runtimes.local.sandbox.definition import Identity, Mount, MountKind

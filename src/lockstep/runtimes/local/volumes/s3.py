@@ -47,7 +47,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, BinaryIO
 from urllib.parse import urlsplit
 
-from lockstep.domain.values import ProjectValues
+from lockstep.domain.secrets import ProjectValues
 from lockstep.runtimes.local.volumes import VolumeError
 from lockstep.schemas.storage import S3
 

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lockstep.domain.values import ProjectValues
+from lockstep.domain.secrets import ProjectValues
 from lockstep.runtimes.local.sandbox.asked import VolumeAsk
 from lockstep.runtimes.local.sandbox.definition import Identity
 from lockstep.runtimes.local.volumes import VolumeError

@@ -13,12 +13,12 @@ from typing import Any
 from lockstep.assembly import bootstrap, open_core
 from lockstep.auth.sealing import Sealer
 from lockstep.config import Settings
-from lockstep.domain.values import ProjectValues
+from lockstep.domain.secrets import ProjectValues
 from lockstep.store.database import Database
 from tests.e2e.test_cli import lockstep
 
 
-class Values:
+class Commands:
     """`lockstep secret` or `lockstep configmap` on one store."""
 
     def __init__(self, kind: str, settings: Settings) -> None:
@@ -46,7 +46,7 @@ def test_secret_and_configmap_commands(tmp_path: Path) -> None:
         core.close()
     password, token = f"pw-{uuid.uuid4().hex}", f"tok-{uuid.uuid4().hex}"
     (tmp_path / "password").write_text(password)
-    secret, configmap = Values("secret", settings), Values("configmap", settings)
+    secret, configmap = Commands("secret", settings), Commands("configmap", settings)
 
     literal = f"token={token}"
     created = secret("create", "db", "--project", "1", "--from-literal", literal,
@@ -74,7 +74,7 @@ def test_secret_and_configmap_commands(tmp_path: Path) -> None:
     database = Database(settings.resolved_database_url, sealer=Sealer.from_file(key))
     try:
         with database.read() as unit:
-            assert unit.values.for_project("1") == ProjectValues(
+            assert unit.secrets.for_project("1") == ProjectValues(
                 secrets={"db": {"token": token}}, config_maps={"cfg": {"mode": "fast"}}
             )
     finally:

@@ -15,7 +15,7 @@ from sqlalchemy import create_engine, text
 
 from lockstep.config import Settings
 from lockstep.domain.identity import Role
-from lockstep.services.values import ValueService
+from lockstep.services.secrets import SecretService
 from lockstep.store.database import normalize_url
 from tests.support.access import app_with_role, new_project
 from tests.support.api import Api
@@ -30,8 +30,8 @@ def path(kind: str, project: str = "1", name: str | None = None) -> str:
     return base if name is None else f"{base}/{name}"
 
 
-def values_of(api: Api) -> ValueService:
-    service: ValueService = api.client.app.state.services.values  # type: ignore[attr-defined]
+def secrets_of(api: Api) -> SecretService:
+    service: SecretService = api.client.app.state.services.secrets  # type: ignore[attr-defined]
     return service
 
 
@@ -69,7 +69,7 @@ def test_a_secret_round_trips_and_no_response_carries_its_values(module_api: Api
         "PUT", path("secrets", name="db"), json={"name": "db", "data": {"password": changed}}
     )
     assert again.status_code == 200, again.text
-    values = values_of(api).for_project("1")
+    values = secrets_of(api).for_project("1")
     assert values.secrets == {"db": {"password": changed}}
 
     deleted = call("DELETE", path("secrets", name="db"))
@@ -78,7 +78,7 @@ def test_a_secret_round_trips_and_no_response_carries_its_values(module_api: Api
         error(call("GET", path("secrets", name="db")), 404) == "project 1 has no secret named 'db'"
     )
     assert call("GET", path("secrets")).json() == {"secrets": []}
-    assert values_of(api).for_project("1").secrets == {}
+    assert secrets_of(api).for_project("1").secrets == {}
     for response in seen:
         assert password not in response.text
         assert changed not in response.text
@@ -94,7 +94,7 @@ def test_a_config_map_round_trips_with_its_data(module_api: Api) -> None:
     assert api.get(path("configmaps", name="cfg")).json() == body
     replaced = api.put(path("configmaps", name="cfg"), json={"data": {"level": "3"}})
     assert replaced.json()["data"] == {"level": "3"}
-    assert values_of(api).for_project("1").config_maps == {"cfg": {"level": "3"}}
+    assert secrets_of(api).for_project("1").config_maps == {"cfg": {"level": "3"}}
     assert api.delete(path("configmaps", name="cfg")).status_code == 204
     assert api.get(path("configmaps")).json() == {"configMaps": []}
 
@@ -139,7 +139,7 @@ ENDPOINTS = [
 
 
 @pytest.mark.parametrize(("method", "url"), ENDPOINTS)
-def test_every_values_endpoint_needs_a_token(module_api: Api, method: str, url: str) -> None:
+def test_every_secrets_endpoint_needs_a_token(module_api: Api, method: str, url: str) -> None:
     response = module_api.client.request(method, url, json={"name": "a", "data": {}})
     assert "bearer token is required" in error(response, 401)
 
@@ -164,7 +164,7 @@ def test_creating_an_existing_name_is_409_and_keeps_the_first(module_api: Api, k
     assert api.post(path(kind), json={"name": "dup", "data": {"k": "first"}}).status_code == 201
     again = api.post(path(kind), json={"name": "dup", "data": {"k": "second"}})
     assert error(again, 409) == f"project 1 already has a {KIND_NAME[kind]} named 'dup'"
-    values = values_of(api).for_project("1")
+    values = secrets_of(api).for_project("1")
     kept = values.secret("dup", "k") if kind == "secrets" else values.config_map("dup", "k")
     assert kept == "first"
     assert api.delete(path(kind, name="dup")).status_code == 204
@@ -193,7 +193,7 @@ def test_a_researcher_manages_only_its_own_project(api: Api) -> None:
         assert error(replaced, 403) == f"you may not update {resource} in project 1"
         deleted = researcher.delete(path(kind, name="theirs"))
         assert error(deleted, 403) == f"you may not delete {resource} in project 1"
-    values = values_of(api).for_project("1")
+    values = secrets_of(api).for_project("1")
     assert values.secrets == {"theirs": {"k": "v"}}
     assert values.config_maps == {"theirs": {"k": "v"}}
 
@@ -221,7 +221,7 @@ def test_a_viewer_reads_names_and_keys_but_changes_nothing(api: Api) -> None:
         assert error(viewer.delete(path(kind, name=name)), 403).startswith(
             f"you may not delete {resource}"
         )
-    values = values_of(api).for_project("1")
+    values = secrets_of(api).for_project("1")
     assert values.secrets == {"db": {"pw": password}}
     assert values.config_maps == {"cfg": {"m": "x"}}
 
@@ -230,7 +230,7 @@ def test_secret_values_are_sealed_in_the_store(api: Api, settings: Settings) -> 
     password = f"pw-{uuid.uuid4().hex}"
     created = api.post(path("secrets"), json={"name": "db", "data": {"pw": password}})
     assert created.status_code == 201
-    assert values_of(api).for_project("1").secret("db", "pw") == password
+    assert secrets_of(api).for_project("1").secret("db", "pw") == password
     assert stat.S_IMODE(settings.sealing_key_path.stat().st_mode) == 0o600
 
     url = settings.resolved_database_url

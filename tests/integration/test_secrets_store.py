@@ -1,4 +1,4 @@
-"""Secrets and config maps in the store (store/values.py), on SQLite and PostgreSQL: round
+"""Secrets and config maps in the store (store/secrets.py), on SQLite and PostgreSQL: round
 trips, one project's values apart from another's, secrets sealed at rest, and the migration
 that adds them to a store made before they existed."""
 
@@ -20,14 +20,15 @@ from sqlalchemy import MetaData, insert, inspect, select, text, update
 import lockstep.store
 from lockstep.auth.sealing import Sealer, new_sealing_key
 from lockstep.domain.errors import Conflict, SealBroken
-from lockstep.domain.values import ProjectValues
+from lockstep.domain.secrets import ProjectValues, SecretKind
 from lockstep.store.database import Database
+from lockstep.store.secrets import SealingMissing
 from lockstep.store.tables import config_maps, metadata, secrets
-from lockstep.store.values import SealingMissing
 
 NOW = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 PASSWORD = "pw-" + uuid.uuid4().hex
 MODE = "mode-" + uuid.uuid4().hex
+SECRET, CONFIG_MAP = SecretKind.SECRET, SecretKind.CONFIG_MAP
 
 
 def add_projects(database: Database, *names: str) -> list[str]:
@@ -103,68 +104,76 @@ def test_secrets_round_trip_and_stay_in_their_project(
 ) -> None:
     first, second = projects
     with database.write() as unit:
-        added = unit.values.add_secret(
+        added = unit.secrets.add(
+            SECRET,
             project_id=first,
             name="db",
             data={"user": "alice", "password": PASSWORD},
             created_by="alice",
             now=NOW,
         )
-        unit.values.add_secret(
-            project_id=second, name="db", data={"token": "t"}, created_by="bob", now=NOW
+        unit.secrets.add(
+            SECRET, project_id=second, name="db", data={"token": "t"}, created_by="bob", now=NOW
         )
     assert (added.name, added.project_id, added.keys) == ("db", first, ("password", "user"))
     assert (added.created_by, added.created_at, added.updated_at) == ("alice", NOW, NOW)
     later = NOW + timedelta(minutes=5)
     with database.write() as unit:
-        replaced = unit.values.replace_secret(
-            project_id=first, name="db", data={"password": PASSWORD + "2"}, now=later
+        replaced = unit.secrets.replace(
+            SECRET, project_id=first, name="db", data={"password": PASSWORD + "2"}, now=later
         )
-        assert unit.values.replace_secret(project_id=first, name="nope", data={}, now=later) is None
+        assert (
+            unit.secrets.replace(SECRET, project_id=first, name="nope", data={}, now=later) is None
+        )
     assert replaced is not None
     assert (replaced.keys, replaced.created_at, replaced.updated_at) == (("password",), NOW, later)
     with database.read() as unit:
-        assert unit.values.secret(first, "db") == replaced
-        assert [s.project_id for s in unit.values.secrets(second)] == [second]
-        assert unit.values.for_project(first) == ProjectValues(
+        assert unit.secrets.secret(SECRET, first, "db") == replaced
+        assert [s.project_id for s in unit.secrets.secrets(SECRET, second)] == [second]
+        assert unit.secrets.for_project(first) == ProjectValues(
             secrets={"db": {"password": PASSWORD + "2"}}, config_maps={}
         )
-        assert unit.values.for_project(second).secrets == {"db": {"token": "t"}}
-        assert unit.values.for_project("0" + first) == unit.values.for_project(first)
+        assert unit.secrets.for_project(second).secrets == {"db": {"token": "t"}}
+        assert unit.secrets.for_project("0" + first) == unit.secrets.for_project(first)
     with database.write() as unit:
-        assert unit.values.delete_secret(first, "db")
-        assert not unit.values.delete_secret(first, "db")
+        assert unit.secrets.delete(SECRET, first, "db")
+        assert not unit.secrets.delete(SECRET, first, "db")
     with database.read() as unit:
-        assert unit.values.secret(first, "db") is None
-        assert unit.values.for_project(first) == ProjectValues()
-        assert unit.values.secret(second, "db") is not None
+        assert unit.secrets.secret(SECRET, first, "db") is None
+        assert unit.secrets.for_project(first) == ProjectValues()
+        assert unit.secrets.secret(SECRET, second, "db") is not None
 
 
 def test_config_maps_round_trip(database: Database, projects: list[str]) -> None:
     first, _ = projects
     with database.write() as unit:
-        unit.values.add_config_map(
-            project_id=first, name="cfg", data={"mode": MODE}, created_by="alice", now=NOW
+        unit.secrets.add(
+            CONFIG_MAP,
+            project_id=first,
+            name="cfg",
+            data={"mode": MODE},
+            created_by="alice",
+            now=NOW,
         )
-        unit.values.add_config_map(
-            project_id=first, name="abc", data={}, created_by="alice", now=NOW
+        unit.secrets.add(
+            CONFIG_MAP, project_id=first, name="abc", data={}, created_by="alice", now=NOW
         )
-        unit.values.replace_config_map(
-            project_id=first, name="cfg", data={"mode": "slow", "level": "3"}, now=NOW
+        unit.secrets.replace(
+            CONFIG_MAP, project_id=first, name="cfg", data={"mode": "slow", "level": "3"}, now=NOW
         )
     with database.read() as unit:
-        assert [c.name for c in unit.values.config_maps(first)] == ["abc", "cfg"]
-        found = unit.values.config_map(first, "cfg")
+        assert [c.name for c in unit.secrets.secrets(CONFIG_MAP, first)] == ["abc", "cfg"]
+        found = unit.secrets.secret(CONFIG_MAP, first, "cfg")
         assert found is not None and found.data == {"mode": "slow", "level": "3"}
         assert found.keys == ("level", "mode")
-        assert unit.values.for_project(first).config_maps == {
+        assert unit.secrets.for_project(first).config_maps == {
             "abc": {},
             "cfg": {"mode": "slow", "level": "3"},
         }
     with database.write() as unit:
-        assert unit.values.delete_config_map(first, "cfg")
+        assert unit.secrets.delete(CONFIG_MAP, first, "cfg")
     with database.read() as unit:
-        assert unit.values.config_map(first, "cfg") is None
+        assert unit.secrets.secret(CONFIG_MAP, first, "cfg") is None
 
 
 def test_names_are_unique_per_project_and_kind_and_nothing_is_half_stored(
@@ -172,21 +181,23 @@ def test_names_are_unique_per_project_and_kind_and_nothing_is_half_stored(
 ) -> None:
     first, _ = projects
     with database.write() as unit:
-        unit.values.add_secret(
-            project_id=first, name="db", data={"a": "1"}, created_by="t", now=NOW
+        unit.secrets.add(
+            SECRET, project_id=first, name="db", data={"a": "1"}, created_by="t", now=NOW
         )
-        unit.values.add_config_map(
-            project_id=first, name="db", data={"a": "1"}, created_by="t", now=NOW
+        unit.secrets.add(
+            CONFIG_MAP, project_id=first, name="db", data={"a": "1"}, created_by="t", now=NOW
         )
     conflict = pytest.raises(Conflict, match=f"project {first} already has a secret named 'db'")
     with conflict, database.write() as unit:
-        unit.values.add_config_map(project_id=first, name="other", data={}, created_by="t", now=NOW)
-        unit.values.add_secret(
-            project_id=first, name="db", data={"a": "2"}, created_by="t", now=NOW
+        unit.secrets.add(
+            CONFIG_MAP, project_id=first, name="other", data={}, created_by="t", now=NOW
+        )
+        unit.secrets.add(
+            SECRET, project_id=first, name="db", data={"a": "2"}, created_by="t", now=NOW
         )
     with database.read() as unit:
-        assert unit.values.for_project(first).secrets == {"db": {"a": "1"}}
-        assert [c.name for c in unit.values.config_maps(first)] == ["db"]
+        assert unit.secrets.for_project(first).secrets == {"db": {"a": "1"}}
+        assert [c.name for c in unit.secrets.secrets(CONFIG_MAP, first)] == ["db"]
 
 
 def test_unknown_and_malformed_project_ids_hold_nothing(
@@ -194,9 +205,9 @@ def test_unknown_and_malformed_project_ids_hold_nothing(
 ) -> None:
     with database.read() as unit:
         for project_id in ("999", "abc", "", "1.0", "\u0661"):
-            assert unit.values.secrets(project_id) == []
-            assert unit.values.config_map(project_id, "x") is None
-            assert unit.values.for_project(project_id) == ProjectValues()
+            assert unit.secrets.secrets(SECRET, project_id) == []
+            assert unit.secrets.secret(CONFIG_MAP, project_id, "x") is None
+            assert unit.secrets.for_project(project_id) == ProjectValues()
 
 
 def test_secret_values_are_not_stored_in_clear(
@@ -204,11 +215,16 @@ def test_secret_values_are_not_stored_in_clear(
 ) -> None:
     first, _ = projects
     with database.write() as unit:
-        unit.values.add_secret(
-            project_id=first, name="db", data={"password": PASSWORD}, created_by="t", now=NOW
+        unit.secrets.add(
+            SECRET,
+            project_id=first,
+            name="db",
+            data={"password": PASSWORD},
+            created_by="t",
+            now=NOW,
         )
-        unit.values.add_config_map(
-            project_id=first, name="cfg", data={"mode": MODE}, created_by="t", now=NOW
+        unit.secrets.add(
+            CONFIG_MAP, project_id=first, name="cfg", data={"mode": MODE}, created_by="t", now=NOW
         )
     with database.engine.connect() as connection:
         (row,) = connection.execute(select(secrets)).all()
@@ -228,15 +244,20 @@ def test_a_store_opened_with_another_key_cannot_open_secrets(
 ) -> None:
     first, _ = projects
     with database.write() as unit:
-        unit.values.add_secret(
-            project_id=first, name="db", data={"password": PASSWORD}, created_by="t", now=NOW
+        unit.secrets.add(
+            SECRET,
+            project_id=first,
+            name="db",
+            data={"password": PASSWORD},
+            created_by="t",
+            now=NOW,
         )
     other = Database(database_url, sealer=Sealer(new_sealing_key()))
     try:
         with other.read() as unit:
-            assert [s.keys for s in unit.values.secrets(first)] == [("password",)]
+            assert [s.keys for s in unit.secrets.secrets(SECRET, first)] == [("password",)]
             with pytest.raises(SealBroken, match=f"secret 'db' of project {first}") as raised:
-                unit.values.for_project(first)
+                unit.secrets.for_project(first)
         assert PASSWORD not in str(raised.value)
     finally:
         other.dispose()
@@ -246,7 +267,8 @@ def test_altered_or_moved_ciphertext_does_not_open(database: Database, projects:
     first, second = projects
     with database.write() as unit:
         for project_id, name in ((first, "db"), (first, "api"), (second, "db")):
-            unit.values.add_secret(
+            unit.secrets.add(
+                SECRET,
                 project_id=project_id,
                 name=name,
                 data={"password": f"{PASSWORD}-{project_id}-{name}"},
@@ -273,9 +295,9 @@ def test_altered_or_moved_ciphertext_does_not_open(database: Database, projects:
         )
     with database.read() as unit:
         with pytest.raises(SealBroken, match="sealed with another key or altered"):
-            unit.values.for_project(first)
+            unit.secrets.for_project(first)
         with pytest.raises(SealBroken, match="holds another secret's data"):
-            unit.values.for_project(second)
+            unit.secrets.for_project(second)
 
 
 def test_without_a_sealer_secrets_are_listed_but_not_written_or_opened(
@@ -283,17 +305,22 @@ def test_without_a_sealer_secrets_are_listed_but_not_written_or_opened(
 ) -> None:
     first, _ = projects
     with database.write() as unit:
-        unit.values.add_secret(
-            project_id=first, name="db", data={"password": PASSWORD}, created_by="t", now=NOW
+        unit.secrets.add(
+            SECRET,
+            project_id=first,
+            name="db",
+            data={"password": PASSWORD},
+            created_by="t",
+            now=NOW,
         )
     plain = Database(database_url)
     try:
         with plain.read() as unit:
-            assert [s.name for s in unit.values.secrets(first)] == ["db"]
+            assert [s.name for s in unit.secrets.secrets(SECRET, first)] == ["db"]
             with pytest.raises(SealingMissing, match="opened without a sealer"):
-                unit.values.for_project(first)
+                unit.secrets.for_project(first)
         with pytest.raises(SealingMissing), plain.write() as unit:
-            unit.values.add_secret(project_id=first, name="new", data={}, created_by="t", now=NOW)
+            unit.secrets.add(SECRET, project_id=first, name="new", data={}, created_by="t", now=NOW)
     finally:
         plain.dispose()
 
@@ -333,15 +360,25 @@ def test_a_store_made_at_0001_migrates_to_secrets_and_back(database_url: str, ke
             assert version == ScriptDirectory.from_config(_config()).get_current_head()
             assert compare_metadata(MigrationContext.configure(connection), metadata) == []
         with database.write() as unit:
-            unit.values.add_secret(
-                project_id=project_id, name="db", data={"p": PASSWORD}, created_by="t", now=NOW
+            unit.secrets.add(
+                SECRET,
+                project_id=project_id,
+                name="db",
+                data={"p": PASSWORD},
+                created_by="t",
+                now=NOW,
             )
-            unit.values.add_config_map(
-                project_id=project_id, name="cfg", data={"m": MODE}, created_by="t", now=NOW
+            unit.secrets.add(
+                CONFIG_MAP,
+                project_id=project_id,
+                name="cfg",
+                data={"m": MODE},
+                created_by="t",
+                now=NOW,
             )
         with database.read() as unit:
             assert unit.organization.project(project_id) is not None
-            assert unit.values.for_project(project_id) == ProjectValues(
+            assert unit.secrets.for_project(project_id) == ProjectValues(
                 secrets={"db": {"p": PASSWORD}}, config_maps={"cfg": {"m": MODE}}
             )
 
@@ -349,6 +386,6 @@ def test_a_store_made_at_0001_migrates_to_secrets_and_back(database_url: str, ke
         assert not {"secrets", "config_maps"} & _tables(database)
         database.migrate()
         with database.read() as unit:
-            assert unit.values.for_project(project_id) == ProjectValues()
+            assert unit.secrets.for_project(project_id) == ProjectValues()
     finally:
         database.dispose()

@@ -1,4 +1,4 @@
-"""The value repository: the secrets and config maps of projects.
+"""The secret repository: the secrets and config maps of projects, one CRUD over both kinds.
 
 A secret's data is stored sealed (encrypted) by the `Sealing` the store was opened with,
 together with the project and name it belongs to, so a sealed value copied onto another row
@@ -17,7 +17,7 @@ from sqlalchemy import Connection, Table, and_, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from lockstep.domain.errors import Conflict, SealBroken
-from lockstep.domain.values import ConfigMap, ProjectValues, Secret, ValueKind
+from lockstep.domain.secrets import ProjectValues, Secret, SecretKind
 from lockstep.schemas.bounds import INT32_MAX
 from lockstep.store.tables import config_maps, secrets
 
@@ -34,29 +34,31 @@ class SealingMissing(RuntimeError):
     """The store was opened without a sealer, and the call needs one."""
 
 
-def _secret(row: Any) -> Secret:
+_TABLES: Mapping[SecretKind, Table] = {
+    SecretKind.SECRET: secrets,
+    SecretKind.CONFIG_MAP: config_maps,
+}
+"""Where each kind is kept: a table of its own, so a name is unique per project and kind."""
+
+
+def _secret(kind: SecretKind, row: Any) -> Secret:
+    """A row of `kind`'s table as callers see it: a secret's keys (from the clear column, so
+    nothing is opened), a config map's data."""
+    data: dict[str, str] | None = None if kind is SecretKind.SECRET else orjson.loads(row.data)
+    keys = tuple(orjson.loads(row.key_names)) if data is None else tuple(sorted(data))
     return Secret(
+        kind=kind,
         name=row.name,
         project_id=str(row.project_id),
-        keys=tuple(orjson.loads(row.key_names)),
+        keys=keys,
+        data=data,
         created_by=row.created_by,
         created_at=row.created_at,
         updated_at=row.updated_at,
     )
 
 
-def _config_map(row: Any) -> ConfigMap:
-    return ConfigMap(
-        name=row.name,
-        project_id=str(row.project_id),
-        data=orjson.loads(row.data),
-        created_by=row.created_by,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
-    )
-
-
-class ValueRepository:
+class SecretRepository:
     def __init__(self, connection: Connection, sealing: Sealing | None = None) -> None:
         self._db = connection
         self._sealing = sealing
@@ -70,87 +72,70 @@ class ValueRepository:
             )
         return self._sealing
 
-    # Secrets
-
-    def add_secret(
-        self, *, project_id: str, name: str, data: Mapping[str, str], created_by: str, now: datetime
+    def add(
+        self,
+        kind: SecretKind,
+        *,
+        project_id: str,
+        name: str,
+        data: Mapping[str, str],
+        created_by: str,
+        now: datetime,
     ) -> Secret:
-        """A new secret; `Conflict` when the project has one of that name."""
+        """A new secret or config map; `Conflict` when the project has one of that kind and
+        name."""
         values = {
-            **self._sealed(int(project_id), name, data),
+            **self._stored(kind, int(project_id), name, data),
             "project_id": int(project_id),
             "name": name,
             "created_by": created_by,
             "created_at": now,
             "updated_at": now,
         }
-        return _secret(self._insert(secrets, values, ValueKind.SECRET))
+        return _secret(kind, self._insert(kind, values))
 
-    def replace_secret(
-        self, *, project_id: str, name: str, data: Mapping[str, str], now: datetime
+    def replace(
+        self,
+        kind: SecretKind,
+        *,
+        project_id: str,
+        name: str,
+        data: Mapping[str, str],
+        now: datetime,
     ) -> Secret | None:
-        """The secret with its data replaced by `data`; None when there is no such secret."""
+        """The secret or config map with its data replaced by `data`; None when there is
+        none."""
         key = _project_key(project_id)
         if key is None:
             return None
-        values = {**self._sealed(key, name, data), "updated_at": now}
-        row = self._update(secrets, project_id, name, values)
-        return None if row is None else _secret(row)
+        values = {**self._stored(kind, key, name, data), "updated_at": now}
+        row = self._update(_TABLES[kind], key, name, values)
+        return None if row is None else _secret(kind, row)
 
-    def secret(self, project_id: str, name: str) -> Secret | None:
-        row = self._one(secrets, project_id, name)
-        return None if row is None else _secret(row)
+    def secret(self, kind: SecretKind, project_id: str, name: str) -> Secret | None:
+        row = self._one(_TABLES[kind], project_id, name)
+        return None if row is None else _secret(kind, row)
 
-    def secrets(self, project_id: str) -> list[Secret]:
-        return [_secret(row) for row in self._all(secrets, project_id)]
+    def secrets(self, kind: SecretKind, project_id: str) -> list[Secret]:
+        return [_secret(kind, row) for row in self._all(_TABLES[kind], project_id)]
 
-    def delete_secret(self, project_id: str, name: str) -> bool:
-        return self._delete(secrets, project_id, name)
-
-    # Config maps
-
-    def add_config_map(
-        self, *, project_id: str, name: str, data: Mapping[str, str], created_by: str, now: datetime
-    ) -> ConfigMap:
-        """A new config map; `Conflict` when the project has one of that name."""
-        values = {
-            "project_id": int(project_id),
-            "name": name,
-            "data": _json(data),
-            "created_by": created_by,
-            "created_at": now,
-            "updated_at": now,
-        }
-        return _config_map(self._insert(config_maps, values, ValueKind.CONFIG_MAP))
-
-    def replace_config_map(
-        self, *, project_id: str, name: str, data: Mapping[str, str], now: datetime
-    ) -> ConfigMap | None:
-        """The config map with its data replaced by `data`; None when there is none."""
-        values = {"data": _json(data), "updated_at": now}
-        row = self._update(config_maps, project_id, name, values)
-        return None if row is None else _config_map(row)
-
-    def config_map(self, project_id: str, name: str) -> ConfigMap | None:
-        row = self._one(config_maps, project_id, name)
-        return None if row is None else _config_map(row)
-
-    def config_maps(self, project_id: str) -> list[ConfigMap]:
-        return [_config_map(row) for row in self._all(config_maps, project_id)]
-
-    def delete_config_map(self, project_id: str, name: str) -> bool:
-        return self._delete(config_maps, project_id, name)
-
-    # Both
+    def delete(self, kind: SecretKind, project_id: str, name: str) -> bool:
+        return self._delete(_TABLES[kind], project_id, name)
 
     def for_project(self, project_id: str) -> ProjectValues:
         """Every secret (opened) and config map of the project; empty for an unknown one.
         `SealBroken` names the secret that does not open."""
         opened = {row.name: self._opened(row) for row in self._all(secrets, project_id)}
-        maps = {m.name: m.data for m in self.config_maps(project_id)}
+        maps = {row.name: orjson.loads(row.data) for row in self._all(config_maps, project_id)}
         return ProjectValues(secrets=opened, config_maps=maps)
 
-    def _sealed(self, project_key: int, name: str, data: Mapping[str, str]) -> dict[str, str]:
+    def _stored(
+        self, kind: SecretKind, project_key: int, name: str, data: Mapping[str, str]
+    ) -> dict[str, str]:
+        """The columns that hold `data`: a secret's sealed with its project and name, and
+        its keys in clear beside it; a config map's in clear."""
+        if kind is SecretKind.CONFIG_MAP:
+            return {"data": _json(data)}
         envelope = {"projectId": str(project_key), "name": name, "data": dict(data)}
         return {
             "key_names": _json(sorted(data)),
@@ -169,7 +154,8 @@ class ValueRepository:
         data: dict[str, str] = envelope["data"]
         return data
 
-    def _insert(self, table: Table, values: dict[str, Any], kind: ValueKind) -> Any:
+    def _insert(self, kind: SecretKind, values: dict[str, Any]) -> Any:
+        table = _TABLES[kind]
         nested = self._db.begin_nested()
         try:
             row = self._db.execute(insert(table).returning(table), values).one()
@@ -195,11 +181,10 @@ class ValueRepository:
         query = select(table).where(table.c.project_id == key).order_by(table.c.name)
         return self._db.execute(query).all()
 
-    def _update(self, table: Table, project_id: str, name: str, values: dict[str, Any]) -> Any:
-        key = _project_key(project_id)
-        if key is None:
-            return None
-        statement = update(table).where(_where(table, key, name)).values(values).returning(table)
+    def _update(self, table: Table, project_key: int, name: str, values: dict[str, Any]) -> Any:
+        statement = (
+            update(table).where(_where(table, project_key, name)).values(values).returning(table)
+        )
         return self._db.execute(statement).first()
 
     def _delete(self, table: Table, project_id: str, name: str) -> bool:

@@ -1,5 +1,5 @@
-"""Secrets' and config maps' naming rules (domain/values.py), what `ProjectValues` shows, and
-how `lockstep secret create` gathers its data (cli/values.py) without echoing a value."""
+"""Secrets' and config maps' naming rules (domain/secrets.py), what `ProjectValues` shows, and
+how `lockstep secret create` gathers its data (cli/secrets.py) without echoing a value."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 import typer
 
-from lockstep.cli.values import gather_data
-from lockstep.domain.values import MAX_DATA_BYTES, ProjectValues, check_values, is_key
+from lockstep.cli.secrets import gather_data
+from lockstep.domain.secrets import MAX_DATA_BYTES, ProjectValues, check_secret, is_key
 
 
 @pytest.mark.parametrize(
@@ -17,7 +17,7 @@ from lockstep.domain.values import MAX_DATA_BYTES, ProjectValues, check_values, 
 )
 def test_kubernetes_keys_are_accepted(key: str) -> None:
     assert is_key(key)
-    assert check_values("ok", {key: "v"}) == []
+    assert check_secret("ok", {key: "v"}) == []
 
 
 @pytest.mark.parametrize(
@@ -25,27 +25,27 @@ def test_kubernetes_keys_are_accepted(key: str) -> None:
 )
 def test_other_keys_are_refused_naming_the_key(key: str) -> None:
     assert not is_key(key)
-    violations = check_values("ok", {key: "v"})
+    violations = check_secret("ok", {key: "v"})
     assert [v.field for v in violations] == ["data"]
     assert repr(key) in violations[0].rule
 
 
 @pytest.mark.parametrize("name", ["a", "my-secret", "db2", "x" * 63])
 def test_dns_labels_are_names(name: str) -> None:
-    assert check_values(name, {}) == []
+    assert check_secret(name, {}) == []
 
 
 @pytest.mark.parametrize("name", ["", "My-Secret", "my_secret", "-a", "a-", "a.b", "x" * 64])
 def test_other_names_are_refused(name: str) -> None:
-    violations = check_values(name, {"k": "v"})
+    violations = check_secret(name, {"k": "v"})
     assert [v.field for v in violations] == ["name"]
     assert "DNS-1123 label" in violations[0].rule
 
 
 def test_data_over_kubernetes_size_limit_is_refused() -> None:
     half = MAX_DATA_BYTES // 2
-    assert check_values("big", {"a": "x" * (half - 10), "b": "y" * (half - 10)}) == []
-    violations = check_values("big", {"a": "x" * half, "b": "y" * half})
+    assert check_secret("big", {"a": "x" * (half - 10), "b": "y" * (half - 10)}) == []
+    violations = check_secret("big", {"a": "x" * half, "b": "y" * half})
     assert [v.field for v in violations] == ["data"]
     assert "x" * 10 not in violations[0].rule
 

@@ -1,10 +1,11 @@
 """Secrets and config maps: named sets of key → value strings kept per project, which a
 workload's environment variables refer to (`secret: {name, key}`, `configMap: {name, key}`).
 
-`ProjectValues` is what the runtime resolves those references against; `Secret` and
-`ConfigMap` are what callers may see (a secret's keys, never its values). `check_values` is
-the naming rule, the same as Kubernetes': a name is a DNS-1123 label, a key is
-`[-._a-zA-Z0-9]+` of at most 253 characters other than `.` and `..`.
+Both are a `Secret` of a `SecretKind`, kept and served alike; a secret's values are sealed at
+rest and never shown. `ProjectValues` is what the runtime resolves those references against;
+a `Secret` is what callers may see (a secret's keys, never its values; a config map's data).
+`check_secret` is the naming rule, the same as Kubernetes': a name is a DNS-1123 label, a key
+is `[-._a-zA-Z0-9]+` of at most 253 characters other than `.` and `..`.
 """
 
 from __future__ import annotations
@@ -25,10 +26,10 @@ MAX_DATA_BYTES = 1024 * 1024
 _KEY = re.compile(r"[-._a-zA-Z0-9]+")
 
 
-class ValueKind(StrEnum):
-    """The two kinds of named values, as the API and the error messages name them."""
+class SecretKind(StrEnum):
+    """The two kinds of secret, as the API and the error messages name them."""
 
-    SECRET = "secret"  # noqa: S105 (a kind of value, not a password)
+    SECRET = "secret"  # noqa: S105 (a kind of secret, not a password)
     CONFIG_MAP = "config map"
 
 
@@ -53,30 +54,17 @@ class ProjectValues:
 
 @dataclass(frozen=True, slots=True)
 class Secret:
-    """A secret as anyone may see it: its keys, never its values."""
+    """A secret or a config map as anyone may see it: its keys, and a config map's data
+    (config maps are not secret). A secret's `data` is None: no caller sees its values."""
 
+    kind: SecretKind
     name: str
     project_id: str
     keys: tuple[str, ...]
+    data: Mapping[str, str] | None
     created_by: str
     created_at: datetime
     updated_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class ConfigMap:
-    """A config map with its data (config maps are not secret)."""
-
-    name: str
-    project_id: str
-    data: Mapping[str, str]
-    created_by: str
-    created_at: datetime
-    updated_at: datetime
-
-    @property
-    def keys(self) -> tuple[str, ...]:
-        return tuple(sorted(self.data))
 
 
 def is_key(key: str) -> bool:
@@ -89,7 +77,7 @@ def is_key(key: str) -> bool:
     )
 
 
-def check_values(name: str, data: Mapping[str, str]) -> list[Violation]:
+def check_secret(name: str, data: Mapping[str, str]) -> list[Violation]:
     """Every violation of the naming rules by `name` and the keys of `data`; empty if none."""
     return list(_violations(name, data))
 
