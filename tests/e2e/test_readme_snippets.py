@@ -1,7 +1,8 @@
-"""The README's command-line and SDK examples, run as written — each block read from README.md
-— against the quick start's server (`lockstep serve` in a checkout, with generated
-administrator credentials in `./lockstep-data`), and a check that every `sh` and `python` block
-of the sections a newcomer follows is run by a test, or named below with why it is not."""
+"""The documentation's command-line and SDK examples, run as written — each block read from its
+page (docs/cli.md, docs/sdk.md) — against the quick start's server (`lockstep serve` in a
+checkout, with generated administrator credentials in `./lockstep-data`), and a check that every
+`sh` and `python` block of README.md and of every page under docs/ is run by a test, or named
+below with why it is not."""
 
 from __future__ import annotations
 
@@ -42,7 +43,21 @@ SKIPPED = {
     "server it starts by every test here",
     "TEST": "scripts/test runs every check and every test, this one among them",
     "NOTEBOOK": "it installs JupyterLab from PyPI into lockstep's .venv, and the tests download "
-    "nothing; the README says so, and the workspace commands it uses run in the CLI block",
+    "nothing; the page says so, and the workspace commands it uses run in the CLI block",
+    "NODES": "it starts a server in the foreground on port 8080, which runs until stopped; its "
+    "LOCKSTEP_NODES value is checked as a setting lockstep accepts by "
+    "test_the_nodes_example_is_a_setting_lockstep_accepts, and virtual nodes are run by the "
+    "placement tests",
+    "KUBERNETES": "it installs from PyPI and serves against a real cluster, which the machines "
+    "the tests run on cannot run; the Kubernetes runtime is tested against a fake API server "
+    "that speaks real HTTP, as docs/kubernetes.md says",
+    "ADMINISTRATION": "its ids and names are those of a reader's store (the application bob, "
+    "access rule 3); each of its commands is run by "
+    "tests/e2e/test_cli.py::test_serve_flags_and_admin_commands",
+    "SECRETS": "its ids and files are those of a reader's store and checkout (project 2, "
+    "./pw.txt); the secret and configmap commands are run by the end-to-end tests of the "
+    "command line",
+    "PART_OF_THE_SUITE": "it runs the checks and a part of the suite, this test among them",
 }
 """Each block that no test runs, and why."""
 
@@ -102,12 +117,13 @@ def test_the_cli_examples_run_as_written(
 
 def test_the_first_cli_example_names_its_backoff_limit() -> None:
     """A newcomer's first workload fails at once rather than after ten minutes of restarts,
-    and the README says why, in numbers the code has."""
+    and the page says why, in numbers the code has."""
     first = readme.CLI.split("\nlockstep training")[1].split("\nlockstep ")[0]
     assert "--backoff-limit 0" in first, first
     base = Settings.model_fields["restart_backoff_seconds"].default
     total = sum(restart_backoff(n, base_seconds=base) for n in range(DEFAULT_BACKOFF_LIMIT))
-    prose = " ".join(readme.README.read_text().split("```sh\nexport PATH")[0].split()[-120:])
+    cli = readme.page("docs/cli.md").read_text()
+    prose = " ".join(cli.split("```sh\nexport PATH")[0].split()[-120:])
     assert f"restarted {DEFAULT_BACKOFF_LIMIT} times" in prose, prose
     assert f"doubling from {base:g} s" in prose, prose
     assert f"about {round(total / 60)} minutes" in prose, prose
@@ -115,7 +131,8 @@ def test_the_first_cli_example_names_its_backoff_limit() -> None:
 
 
 def python_block(block: str, server: LiveServer, checkout: Path) -> str:
-    """Run a README python block with lockstep's Python, in the checkout; what it printed."""
+    """Run a python block of the documentation with lockstep's Python, in the checkout; what it
+    printed."""
     source = block.replace("http://127.0.0.1:8080", server.url)
     ast.parse(source)
     finished = subprocess.run(
@@ -146,21 +163,37 @@ def test_the_sdk_kinds_example_runs_as_written(server: LiveServer, checkout: Pat
     assert phases["web-sdk"] in {"Stopping", "Stopped"}
 
 
-def test_every_readme_block_is_run_or_says_why_not() -> None:
-    """Every `sh` and `python` block of the README's newcomer sections is one a test runs
-    (RUN_BY, each test defined where named) or one named in SKIPPED with its reason: a new
+def test_the_nodes_example_is_a_setting_lockstep_accepts() -> None:
+    """The virtual nodes of docs/local-runtime.md, as the server would read them."""
+    value = readme.NODES.split("LOCKSTEP_NODES='")[1].split("'")[0]
+    nodes = Settings(nodes=json.loads(value)).nodes
+    assert [(node.name, node.pool) for node in nodes] == [("alpha", "a100"), ("beta", "v100")]
+
+
+def test_every_documentation_block_is_run_or_says_why_not() -> None:
+    """Every `sh` and `python` block of README.md and of every page under docs/ is one a test
+    runs (RUN_BY, each test defined where named) or one named in SKIPPED with its reason: a new
     block, or one changed beyond recognition, fails here until a test runs it."""
-    found = [block for heading in readme.SECTIONS for block in readme.blocks(heading)]
+    found = [block for _, block in readme.blocks()]
     named = {name: getattr(readme, name) for name in [*RUN_BY, *SKIPPED]}
     assert not set(RUN_BY) & set(SKIPPED)
     unaccounted = [block for block in found if block not in named.values()]
-    assert not unaccounted, f"README blocks no test runs or names: {unaccounted}"
-    assert sorted(named.values()) == sorted(found)  # each named block is one of the README's
+    assert not unaccounted, f"documentation blocks no test runs or names: {unaccounted}"
+    assert sorted(named.values()) == sorted(found)  # each named block is one of the pages'
     for name, test in RUN_BY.items():
         path, function = test.split("::")
         source = (REPOSITORY / path).read_text()
         assert f"def {function}(" in source, test
-        assert name in source, f"{test} does not read the README's {name} block"
-    assert sorted(SKIPPED) == ["NOTEBOOK", "SERVE", "TEST"]
+        assert name in source, f"{test} does not read the documentation's {name} block"
+    assert sorted(SKIPPED) == [
+        "ADMINISTRATION",
+        "KUBERNETES",
+        "NODES",
+        "NOTEBOOK",
+        "PART_OF_THE_SUITE",
+        "SECRETS",
+        "SERVE",
+        "TEST",
+    ]
     assert "pip install jupyterlab" in readme.NOTEBOOK
     assert all(reason for reason in SKIPPED.values())

@@ -176,7 +176,7 @@ LOCKSTEP_OPERATIONS = {
     ("/healthz", "get"),
     ("/readyz", "get"),
 }
-"""What lockstep serves (README.md, "The API"), each of which the document must list."""
+"""What lockstep serves (docs/api.md, "Endpoints"), each of which the document must list."""
 
 SAMPLE_PARAMETERS = {
     "workloadId": "00000000-0000-4000-8000-000000000000",

@@ -199,8 +199,9 @@ UNREAD_STREAMS = 100
 LOG_BYTES = 8 * 1024 * 1024
 RSS_BOUND_BYTES = 64 * 1024 * 1024
 """What 100 unread follow streams of a pod that printed 8 MiB may add to the server's resident
-memory (README "Logs"): a stream holds a few pieces of 16 KiB and what the connection buffers,
-15 MiB for the 100 as measured; the reader of old held each whole log, 346 MiB for 30."""
+memory (docs/local-runtime.md, "Logs"): a stream holds a few pieces of 16 KiB and what the
+connection buffers, 15 MiB for the 100 as measured; the reader of old held each whole log,
+346 MiB for 30."""
 
 
 @pytest.fixture

@@ -58,8 +58,8 @@ TOKEN_SILENCES = {
     "401": "#/components/responses/401Unauthorized",
     "429": "#/components/responses/503ServiceUnavailable",
 }
-"""Refused credentials at the token endpoint get 401 (README: The API); a client past its rate
-of checks of a secret gets 429 (README: The token endpoint), in the error body the document
+"""Refused credentials at the token endpoint get 401 (docs/api.md: Errors); a client past its rate
+of checks of a secret gets 429 (docs/api.md: The token endpoint), in the error body the document
 gives a 503, which likewise says to try again later."""
 CONFLICT_SILENCES = {"409": "#/components/responses/409Conflict"}
 DELETIONS_REFUSED = frozenset(
@@ -69,7 +69,7 @@ DELETIONS_REFUSED = frozenset(
         ("DELETE", "/api/v1/node-pools/{nodepoolId}"),
     }
 )
-"""Deleting what something still depends on is refused with 409 (README: Projects,
+"""Deleting what something still depends on is refused with 409 (docs/quotas.md: Projects,
 departments and node pools): a project with workloads, a department with projects, the
 default pool or one that resources name."""
 TOKEN = ("POST", "/api/v1/token")
