@@ -149,13 +149,13 @@ class Settings(BaseSettings):
     database_url: str | None = None
     api_processes: int = Field(default=1, ge=1, le=MAX_API_PROCESSES)
     """How many processes serve the API (`lockstep serve`), each on a core of its own; more
-    than one needs PostgreSQL and the local runtime (README "Serving on several cores")."""
+    than one needs PostgreSQL and the local runtime (docs/operations.md, "Serving on several cores")."""
     bootstrap_client_id: str | None = None
     bootstrap_client_secret: SecretStr | None = None
     token_ttl_seconds: int = Field(default=3600, ge=60)
     resync_seconds: float = Field(default=30.0, gt=0)
     metrics_interval_seconds: float = Field(default=15.0, gt=0, le=3600)
-    """How often the local runtime samples what each pod uses (README "Metrics")."""
+    """How often the local runtime samples what each pod uses (docs/metrics.md)."""
     restart_backoff_seconds: float = Field(default=10.0, ge=0)
     """The wait before a failed gang's first restart; it doubles with each restart."""
     time_aware_fair_share: bool = False

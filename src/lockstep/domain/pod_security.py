@@ -3,7 +3,7 @@
 
 Each project has a level, set by an administrator (default `baseline`). `violations` returns,
 for every pod spec of a request (`spec` and `masterSpec`), each field its level forbids, named
-by its path and by the level: what a user fixes in one round trip. Level by level (the README
+by its path and by the level: what a user fixes in one round trip. Level by level (docs/security.md
 has the same table):
 
 - `storage.hostPath`: privileged any; baseline only under a path an administrator allowed

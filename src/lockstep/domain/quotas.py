@@ -6,7 +6,7 @@ capacity beyond `deserved` is divided between those that want more). Units are t
 scheduler's: GPUs in devices (fractions allowed), CPU in millicores, memory in bytes — the
 wire form's memory `units` (Mib, MB, GB) are converted here.
 
-Rules (the README's quota section says the same):
+Rules (docs/quotas.md says the same):
 - an entry without `nodePool` holds for every pool no other entry names (a cluster without
   node pools has one such entry);
 - a pool the resources do not name gets deserved 0 (GPUs, CPU and memory alike), no limit and

@@ -141,7 +141,7 @@ class _Inputs:
 @dataclass(frozen=True, slots=True)
 class Rule:
     """How one metric type is measured: where its figures come from (`source`, shown in the
-    README) and its query."""
+    docs/metrics.md) and its query."""
 
     source: str
     build: Callable[[_Inputs], str]
