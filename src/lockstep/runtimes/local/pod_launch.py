@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from lockstep.domain.command_line import split_command_line
+from lockstep.domain.images import mapped_environment
 from lockstep.domain.plan import Replica, ReplicaPlan, Role
 from lockstep.domain.quantities import parse_quantity
 from lockstep.domain.values import ProjectValues, ValueKind
@@ -146,14 +147,8 @@ def _names_something(path: Path) -> bool:
 
 
 def environment_for_image(image: str, environments: Mapping[str, Path]) -> ImageEnvironment | None:
-    """The environment an operator mapped to `image`: its exact name first, then its
-    repository without tag or digest (`pytorch/pytorch` for `pytorch/pytorch:2.4-cuda12`)."""
-    if image in environments:
-        return ImageEnvironment(environments[image])
-    repository = image.split("@", 1)[0]
-    if ":" in repository.rsplit("/", 1)[-1]:
-        repository = repository.rsplit(":", 1)[0]
-    found = environments.get(repository)
+    """The environment an operator mapped to `image` (domain/images.py), if any."""
+    found = mapped_environment(image, environments)
     return None if found is None else ImageEnvironment(found)
 
 

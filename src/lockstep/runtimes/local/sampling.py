@@ -1,6 +1,6 @@
 """The sampler: every interval, what each pod of the local runtime uses, recorded in one batch.
 
-It runs on a thread of its own in the reconciler's process (reconciler/controller.py starts
+It runs on a thread of its own in the reconciler's process (controllers.py starts
 it) and reads only the runtime's directory (state.py), the pods' cgroups or /proc, and the
 GPU reader: it takes no lock the runtime holds, so launches never wait for it. Each round it
 takes, per pod that has not ended: POD_COUNT (1), RUNNING_POD_COUNT (1 while its process
@@ -23,9 +23,9 @@ from datetime import datetime
 from pathlib import Path
 
 from lockstep.domain.clock import Clock
+from lockstep.domain.gpus import GpuReader, GpuReading
 from lockstep.domain.metrics import Sample, Sampled
 from lockstep.runtimes.local import processes
-from lockstep.runtimes.local.gpus import GpuReader, GpuReading
 from lockstep.runtimes.local.state import MPI_DIRECTORY, PodFiles, PodState
 from lockstep.runtimes.local.usage import pods_processes, read_usage
 
