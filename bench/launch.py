@@ -609,7 +609,7 @@ def reconciler_pid(running: Server) -> int:
         for child in task.read_text().split():
             with contextlib.suppress(OSError):
                 command = Path(f"/proc/{child}/cmdline").read_bytes()
-                if b"lockstep.reconciler.controller" in command:
+                if b"lockstep.runtimes.local.controllers" in command:
                     return int(child)
     raise RuntimeError("the reconciler process was not found")
 

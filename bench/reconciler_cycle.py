@@ -3,8 +3,8 @@
 The store (SQLite, in a fresh data dir) is filled directly with 20 departments and 200
 projects with GPU quotas (deserved shares adding up to each pool's GPUs), running workloads
 (placed, Running) and pending gangs of 1-64 pods asking 1-8 whole GPUs in one of 4 pools, each
-in a project at random. The reconciler (`Reconciler.schedule`, the code `lockstep serve` runs)
-is given a runtime of 1,000 virtual nodes of 8 GPUs that starts nothing (this measures
+in a project at random. The reconciler (`LocalReconciler.schedule`, the code `lockstep serve`
+runs) is given a runtime of 1,000 virtual nodes of 8 GPUs that starts nothing (this measures
 scheduling, not launching processes: bench.launch does that). Measured per cycle: reading the
 queue heads (at most 64 per project and 1,024 in all), the admitted workloads and the
 organization; the quota-aware cycle; storing the shares; and writing its decisions (admitted,
@@ -36,9 +36,9 @@ from lockstep.domain.cluster import Assignment, Gpu, Node
 from lockstep.domain.phases import DesiredPhase, Phase
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.workload import Workload, WorkloadUpdate
-from lockstep.reconciler.loop import Reconciler
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import PodStatus
+from lockstep.runtimes.local.reconciler import LocalReconciler
 from lockstep.scheduler.gang.of_workload import gang_needs
 from lockstep.scheduler.nodes.placement import place
 from lockstep.scheduler.nodes.usage import Usage
@@ -218,7 +218,7 @@ def main() -> None:
     bootstrap(core)
     nodes = cluster(args.nodes)
     fill(core.database, nodes, running=args.running, pending=args.pending, seed=args.seed)
-    reconciler = Reconciler(
+    reconciler = LocalReconciler(
         core.database, SchedulingOnly(nodes), clock=lambda: datetime.now(UTC), queue=WorkQueue()
     )
     timings: list[float] = []

@@ -23,10 +23,10 @@ import uuid
 from datetime import UTC, datetime
 from pathlib import Path
 
-from lockstep.reconciler.sampling import recorder
 from lockstep.runtimes.local import processes
 from lockstep.runtimes.local.gpus import NoGpus
 from lockstep.runtimes.local.processes import POD_MARKER
+from lockstep.runtimes.local.sample_store import recorder
 from lockstep.runtimes.local.sampling.sampler import Sampler
 from lockstep.runtimes.local.state import PodFiles, PodState
 from lockstep.store.database import Database, sqlite_url

@@ -149,7 +149,8 @@ class Settings(BaseSettings):
     database_url: str | None = None
     api_processes: int = Field(default=1, ge=1, le=MAX_API_PROCESSES)
     """How many processes serve the API (`lockstep serve`), each on a core of its own; more
-    than one needs PostgreSQL and the local runtime (docs/operations.md, "Serving on several cores")."""
+    than one needs PostgreSQL and the local runtime (docs/operations.md, "Serving on several
+    cores")."""
     bootstrap_client_id: str | None = None
     bootstrap_client_secret: SecretStr | None = None
     token_ttl_seconds: int = Field(default=3600, ge=60)

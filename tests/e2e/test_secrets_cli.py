@@ -13,7 +13,7 @@ from typing import Any
 from lockstep.assembly import bootstrap, open_core
 from lockstep.auth.sealing import Sealer
 from lockstep.config import Settings
-from lockstep.domain.secrets import ProjectValues
+from lockstep.domain.secrets import ProjectSecrets
 from lockstep.store.database import Database
 from tests.e2e.test_cli import lockstep
 
@@ -74,7 +74,7 @@ def test_secret_and_configmap_commands(tmp_path: Path) -> None:
     database = Database(settings.resolved_database_url, sealer=Sealer.from_file(key))
     try:
         with database.read() as unit:
-            assert unit.secrets.for_project("1") == ProjectValues(
+            assert unit.secrets.for_project("1") == ProjectSecrets(
                 secrets={"db": {"token": token}}, config_maps={"cfg": {"mode": "fast"}}
             )
     finally:

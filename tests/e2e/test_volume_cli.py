@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from lockstep.runtimes.local.volumes.claims import disk_usage, readable
+from lockstep.domain.claims import readable
+from lockstep.runtimes.local.volumes.claims import disk_usage
 from tests.e2e.test_cli import lockstep
 from tests.e2e.test_training_cli import Cli
 from tests.support.api import ADMIN_ID, ADMIN_SECRET

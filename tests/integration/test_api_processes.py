@@ -85,7 +85,7 @@ def reconciler_process(server: LiveServer) -> int | None:
             command = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
         except FileNotFoundError:
             continue
-        if b"lockstep.reconciler.controller" in command:
+        if b"lockstep.runtimes.local.controllers" in command:
             return pid
     return None
 

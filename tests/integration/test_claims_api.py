@@ -14,9 +14,10 @@ import httpx
 import pytest
 
 from lockstep.config import Settings
+from lockstep.domain.claims import readable
 from lockstep.domain.identity import Role
 from lockstep.domain.quantities import binary_quantity
-from lockstep.runtimes.local.volumes.claims import disk_usage, readable
+from lockstep.runtimes.local.volumes.claims import disk_usage
 from tests.support.access import app_with_role, new_project
 from tests.support.api import Api, poll
 from tests.support.requests import distributed, python

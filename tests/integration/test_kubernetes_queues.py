@@ -17,9 +17,9 @@ import pytest
 from sqlalchemy import delete, update
 
 from lockstep.config import KubeScheduler, RuntimeKind, Settings
-from lockstep.reconciler.cluster import QUEUES_KEY, ClusterReconciler
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.kubernetes.cluster import KubeCluster
+from lockstep.runtimes.kubernetes.reconciler import QUEUES_KEY, KubernetesReconciler
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings
 from lockstep.store.database import Database
 from lockstep.store.tables import projects
@@ -120,7 +120,7 @@ def test_queues_follow_quota_changes_and_deletions(
             now=NOW,
         )
     queue = WorkQueue()
-    reconciler = ClusterReconciler(
+    reconciler = KubernetesReconciler(
         database, kube, settings=KubernetesSettings(), clock=lambda: NOW, queue=queue
     )
     reconciler.start()
@@ -166,7 +166,7 @@ def test_a_queue_changed_on_the_cluster_is_put_back(
         unit.organization.add_department(
             name="research", cluster_id="c", created_by="admin", resources=gpu(2), now=NOW
         )
-    reconciler = ClusterReconciler(
+    reconciler = KubernetesReconciler(
         database, kube, settings=KubernetesSettings(), clock=lambda: NOW, queue=WorkQueue()
     )
     assert reconciler.sync_queues()

@@ -18,11 +18,11 @@ from alembic import command
 from alembic.config import Config
 from sqlalchemy import inspect
 
+from lockstep.domain.gpus import GpuReading
 from lockstep.domain.metrics import Sample, Sampled, Window, averages
-from lockstep.reconciler.sampling import recorder
 from lockstep.runtimes.local import processes
-from lockstep.runtimes.local.gpus import GpuReading
 from lockstep.runtimes.local.processes import POD_MARKER
+from lockstep.runtimes.local.sample_store import recorder
 from lockstep.runtimes.local.sampling.sampler import Sampler
 from lockstep.runtimes.local.sampling.usage import proc_cpu_seconds
 from lockstep.runtimes.local.state import PodFiles, PodState

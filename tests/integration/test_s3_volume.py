@@ -15,14 +15,14 @@ from pathlib import Path
 
 import pytest
 
-from lockstep.domain.secrets import ProjectValues
+from lockstep.domain.secrets import ProjectSecrets
 from lockstep.runtimes.local.volumes import VolumeError, s3_mount
 from lockstep.runtimes.local.volumes.s3 import S3Source, download, source_of, upload
 from lockstep.schemas.storage import S3
 from tests.support.s3_server import ACCESS_KEY, SECRET_KEY, S3Server
 
 PUBLIC = "public-data"
-SECRETS = ProjectValues(secrets={"s3-keys": {"AccessKeyId": ACCESS_KEY, "SecretKey": SECRET_KEY}})
+SECRETS = ProjectSecrets(secrets={"s3-keys": {"AccessKeyId": ACCESS_KEY, "SecretKey": SECRET_KEY}})
 OBJECTS = {
     "datasets/v1/train.csv": b"a,b\n1,2\n",
     "datasets/v1/nested/deep/weights.bin": bytes(range(256)) * 64,
@@ -209,7 +209,7 @@ def test_wrong_keys_fail_with_the_error_code_and_never_the_secret(
     server: S3Server, bucket: str, tmp_path: Path
 ) -> None:
     wrong_secret = "wrong-secret-do-not-show-1234"
-    wrong = ProjectValues(
+    wrong = ProjectSecrets(
         secrets={"s3-keys": {"AccessKeyId": ACCESS_KEY, "SecretKey": wrong_secret}}
     )
     source = source_of(entry(server, f"{bucket}/datasets/v1"), wrong)
@@ -229,7 +229,7 @@ def test_wrong_keys_fail_with_the_error_code_and_never_the_secret(
 def test_an_unknown_access_key_fails_naming_the_code(
     server: S3Server, bucket: str, tmp_path: Path
 ) -> None:
-    unknown = ProjectValues(secrets={"s3-keys": {"AccessKeyId": "nobody", "SecretKey": "x" * 20}})
+    unknown = ProjectSecrets(secrets={"s3-keys": {"AccessKeyId": "nobody", "SecretKey": "x" * 20}})
 
     with pytest.raises(VolumeError, match="InvalidAccessKeyId"):
         download(source_of(entry(server, bucket), unknown), tmp_path)
@@ -252,7 +252,7 @@ def test_a_missing_bucket_fails_naming_it(server: S3Server, tmp_path: Path) -> N
 
 
 def test_no_secret_named_means_anonymous_access(server: S3Server, tmp_path: Path) -> None:
-    source = source_of(entry(server, f"{PUBLIC}/shared", accessKeySecret=""), ProjectValues())
+    source = source_of(entry(server, f"{PUBLIC}/shared", accessKeySecret=""), ProjectSecrets())
     assert source.anonymous
 
     assert download(source, tmp_path) == 1
@@ -266,7 +266,7 @@ def test_no_secret_named_means_anonymous_access(server: S3Server, tmp_path: Path
 def test_anonymous_access_to_a_private_bucket_is_refused(
     server: S3Server, bucket: str, tmp_path: Path
 ) -> None:
-    source = source_of(entry(server, bucket, accessKeySecret=""), ProjectValues())
+    source = source_of(entry(server, bucket, accessKeySecret=""), ProjectSecrets())
 
     with pytest.raises(VolumeError, match=rf"download from s3 bucket '{bucket}'.*AccessDenied"):
         download(source, tmp_path)
@@ -403,7 +403,7 @@ def test_a_mount_that_cannot_be_made_says_why_in_s3fs_words(
     server: S3Server, bucket: str, tmp_path: Path, s3fs: str, mounted: Path
 ) -> None:
     wrong = {"AccessKeyId": ACCESS_KEY, "SecretKey": "wrong"}
-    source = source_of(entry(server, bucket), ProjectValues(secrets={"s3-keys": wrong}))
+    source = source_of(entry(server, bucket), ProjectSecrets(secrets={"s3-keys": wrong}))
     with pytest.raises(VolumeError) as raised:
         s3_mount.mount(s3fs, source, mounted, owner=None, work_dir=tmp_path / "work")
     message = str(raised.value)

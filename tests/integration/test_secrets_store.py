@@ -20,7 +20,7 @@ from sqlalchemy import MetaData, insert, inspect, select, text, update
 import lockstep.store
 from lockstep.auth.sealing import Sealer, new_sealing_key
 from lockstep.domain.errors import Conflict, SealBroken
-from lockstep.domain.secrets import ProjectValues, SecretKind
+from lockstep.domain.secrets import ProjectSecrets, SecretKind
 from lockstep.store.database import Database
 from lockstep.store.secrets import SealingMissing
 from lockstep.store.tables import config_maps, metadata, secrets
@@ -130,7 +130,7 @@ def test_secrets_round_trip_and_stay_in_their_project(
     with database.read() as unit:
         assert unit.secrets.secret(SECRET, first, "db") == replaced
         assert [s.project_id for s in unit.secrets.secrets(SECRET, second)] == [second]
-        assert unit.secrets.for_project(first) == ProjectValues(
+        assert unit.secrets.for_project(first) == ProjectSecrets(
             secrets={"db": {"password": PASSWORD + "2"}}, config_maps={}
         )
         assert unit.secrets.for_project(second).secrets == {"db": {"token": "t"}}
@@ -140,7 +140,7 @@ def test_secrets_round_trip_and_stay_in_their_project(
         assert not unit.secrets.delete(SECRET, first, "db")
     with database.read() as unit:
         assert unit.secrets.secret(SECRET, first, "db") is None
-        assert unit.secrets.for_project(first) == ProjectValues()
+        assert unit.secrets.for_project(first) == ProjectSecrets()
         assert unit.secrets.secret(SECRET, second, "db") is not None
 
 
@@ -207,7 +207,7 @@ def test_unknown_and_malformed_project_ids_hold_nothing(
         for project_id in ("999", "abc", "", "1.0", "\u0661"):
             assert unit.secrets.secrets(SECRET, project_id) == []
             assert unit.secrets.secret(CONFIG_MAP, project_id, "x") is None
-            assert unit.secrets.for_project(project_id) == ProjectValues()
+            assert unit.secrets.for_project(project_id) == ProjectSecrets()
 
 
 def test_secret_values_are_not_stored_in_clear(
@@ -378,7 +378,7 @@ def test_a_store_made_at_0001_migrates_to_secrets_and_back(database_url: str, ke
             )
         with database.read() as unit:
             assert unit.organization.project(project_id) is not None
-            assert unit.secrets.for_project(project_id) == ProjectValues(
+            assert unit.secrets.for_project(project_id) == ProjectSecrets(
                 secrets={"db": {"p": PASSWORD}}, config_maps={"cfg": {"m": MODE}}
             )
 
@@ -386,6 +386,6 @@ def test_a_store_made_at_0001_migrates_to_secrets_and_back(database_url: str, ke
         assert not {"secrets", "config_maps"} & _tables(database)
         database.migrate()
         with database.read() as unit:
-            assert unit.secrets.for_project(project_id) == ProjectValues()
+            assert unit.secrets.for_project(project_id) == ProjectSecrets()
     finally:
         database.dispose()

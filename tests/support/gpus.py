@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from lockstep.runtimes.local.gpus import GpuReading
+from lockstep.domain.gpus import GpuReading
 
 UTILIZATION = 37.0
 GPU_MEMORY = 3 * 2**30

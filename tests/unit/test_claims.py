@@ -14,17 +14,11 @@ from pathlib import Path
 
 import pytest
 
+from lockstep.domain.claims import NAME_RULE, Claim, check_claim, readable
 from lockstep.domain.errors import Conflict, InvalidRequest, Violation
-from lockstep.domain.secrets import ProjectValues
+from lockstep.domain.secrets import ProjectSecrets
 from lockstep.runtimes.local.sandbox.asked import VolumeAsk, VolumeKind
-from lockstep.runtimes.local.volumes.claims import (
-    NAME_RULE,
-    Claim,
-    Claims,
-    check_claim,
-    disk_usage,
-    readable,
-)
+from lockstep.runtimes.local.volumes.claims import Claims, disk_usage
 from lockstep.runtimes.local.volumes.prepare import Places, prepare
 
 NOW = datetime(2025, 3, 4, 5, 6, 7, 123000, tzinfo=UTC)
@@ -58,7 +52,7 @@ def made_by_the_runtime(
         VolumeKind.PVC, 0, "/data", source=name, create=True, ephemeral=ephemeral,
         size_bytes=size_bytes,
     )  # fmt: skip
-    prepare([ask], places, values=ProjectValues(), owner=None)
+    prepare([ask], places, values=ProjectSecrets(), owner=None)
     return places.claim(ask)
 
 

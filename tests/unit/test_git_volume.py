@@ -13,7 +13,7 @@ from urllib.parse import quote, quote_plus
 
 import pytest
 
-from lockstep.domain.secrets import ProjectValues
+from lockstep.domain.secrets import ProjectSecrets
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.volumes import VolumeError
 from lockstep.runtimes.local.volumes.git import (
@@ -44,7 +44,7 @@ KEY = (
 )
 REPO = "https://git.example.com/team/repo.git"
 SOURCE = GitSource(REPO, branch="main", revision="v1", username="alice", password=PASSWORD)
-SECRETS = ProjectValues(
+SECRETS = ProjectSecrets(
     secrets={
         "creds": {"User": "alice", "Password": PASSWORD},
         "login": {"name": "bob", "token": "t0ken"},
@@ -141,7 +141,7 @@ def test_a_missing_secret_or_key_is_named_without_any_value(
 
 
 def test_a_credential_with_a_line_break_is_refused_without_showing_it() -> None:
-    secrets = ProjectValues(secrets={"creds": {"User": "alice", "Password": f"{PASSWORD}\n"}})
+    secrets = ProjectSecrets(secrets={"creds": {"User": "alice", "Password": f"{PASSWORD}\n"}})
     with pytest.raises(
         VolumeError, match="key 'Password' of secret 'creds' holds a line break"
     ) as raised:

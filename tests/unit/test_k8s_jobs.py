@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
+from lockstep.domain.labels import WORKLOAD_ID as WORKLOAD_ID_LABEL
 from lockstep.domain.phases import DesiredPhase
 from lockstep.runtimes.base import PodStartError
-from lockstep.runtimes.kubernetes.identity import WORKLOAD_ID as WORKLOAD_ID_LABEL
 from lockstep.runtimes.kubernetes.kinds import JOB_KINDS
 from lockstep.runtimes.kubernetes.names import MAX_NAME_LENGTH, child_name
 from lockstep.runtimes.kubernetes.settings import MpiImplementation, SchedulerKind

@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from lockstep.runtimes.kubernetes.identity import ROLE, WORKLOAD_ID
+from lockstep.domain.labels import WORKLOAD_ID
+from lockstep.runtimes.kubernetes.identity import ROLE
 from tests.unit.k8s import WORKLOAD_ID as ID
 from tests.unit.k8s import of_kind, rendered
 

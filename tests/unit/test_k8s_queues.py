@@ -15,7 +15,6 @@ import pytest
 from lockstep.config import RuntimeKind, Settings
 from lockstep.domain.organization import Department, Project
 from lockstep.domain.quotas import unbounded_resources
-from lockstep.rendering import renderers
 from lockstep.runtimes.kubernetes.queues import (
     VOLCANO_QUEUE_API,
     queue_changes,
@@ -24,6 +23,7 @@ from lockstep.runtimes.kubernetes.queues import (
     workload_queues,
 )
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings, SchedulerKind
+from lockstep.runtimes.registry import renderers
 from tests.unit.k8s import workload_of
 from tests.unit.k8s_schemas import metadata_errors, schema_errors
 from tests.unit.specs import request_body

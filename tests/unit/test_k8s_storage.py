@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from lockstep.runtimes.kubernetes.identity import KEEP_ON_DELETE, WORKLOAD_ID
+from lockstep.domain.labels import WORKLOAD_ID
+from lockstep.runtimes.kubernetes.identity import KEEP_ON_DELETE
 from tests.unit.k8s import container, of_kind, pod_spec, rendered
 
 Manifest = dict[str, Any]

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from lockstep.domain.plan import ReplicaPlan
-from lockstep.domain.secrets import ProjectValues, SecretKind
+from lockstep.domain.secrets import ProjectSecrets, SecretKind
 from lockstep.frameworks import pytorch
 from lockstep.frameworks.endpoints import Endpoint
 from lockstep.frameworks.registry import WIRING
@@ -368,7 +368,7 @@ def test_references_resolve_against_the_project_values() -> None:
         {"name": "DB", "secret": {"name": "db", "key": "password"}},
         {"name": "MODE", "configMap": {"name": "cfg", "key": "mode"}},
     )
-    values = ProjectValues(
+    values = ProjectSecrets(
         secrets={"db": {"password": "s3cret"}}, config_maps={"cfg": {"mode": "fast"}}
     )
     assert resolve_references(launch(plan), values) == {"DB": "s3cret", "MODE": "fast"}
@@ -377,12 +377,12 @@ def test_references_resolve_against_the_project_values() -> None:
 @pytest.mark.parametrize(
     ("values", "missing"),
     [
-        (ProjectValues(), "secret 'db' with a key 'password'"),
-        (ProjectValues(secrets={"db": {"user": "u"}}), "secret 'db' with a key 'password'"),
-        (ProjectValues(config_maps={"db": {"password": "p"}}), "secret 'db'"),
+        (ProjectSecrets(), "secret 'db' with a key 'password'"),
+        (ProjectSecrets(secrets={"db": {"user": "u"}}), "secret 'db' with a key 'password'"),
+        (ProjectSecrets(config_maps={"db": {"password": "p"}}), "secret 'db'"),
     ],
 )
-def test_a_missing_secret_or_key_is_named(values: ProjectValues, missing: str) -> None:
+def test_a_missing_secret_or_key_is_named(values: ProjectSecrets, missing: str) -> None:
     plan = with_env({"name": "DB", "secret": {"name": "db", "key": "password"}})
     with pytest.raises(
         PodStartError, match=f"^environment variable DB: the project has no {missing}"

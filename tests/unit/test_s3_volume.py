@@ -8,7 +8,7 @@ from pathlib import PurePosixPath
 
 import pytest
 
-from lockstep.domain.secrets import ProjectValues
+from lockstep.domain.secrets import ProjectSecrets
 from lockstep.runtimes.local.volumes import VolumeError
 from lockstep.runtimes.local.volumes.s3 import (
     DEFAULT_URL,
@@ -120,13 +120,13 @@ def test_a_key_outside_the_prefix_is_refused() -> None:
         relative_path("other/x", "ds/")
 
 
-def secrets(**values: str) -> ProjectValues:
-    return ProjectValues(secrets={"s3-keys": values, "unrelated": {"AccessKeyId": "no"}})
+def secrets(**values: str) -> ProjectSecrets:
+    return ProjectSecrets(secrets={"s3-keys": values, "unrelated": {"AccessKeyId": "no"}})
 
 
 def test_no_secret_named_means_anonymous() -> None:
     assert credentials_of(S3(bucket="data"), secrets(AccessKeyId=KEY_ID, SecretKey=SECRET)) is None
-    source = source_of(S3(bucket="data"), ProjectValues())
+    source = source_of(S3(bucket="data"), ProjectSecrets())
     assert source.anonymous
     assert (source.access_key_id, source.secret_access_key) == (None, None)
 
@@ -207,7 +207,7 @@ def test_the_source_of_an_entry() -> None:
 
 def test_an_entry_without_a_bucket_is_refused() -> None:
     with pytest.raises(VolumeError, match="needs a bucket"):
-        source_of(S3(path="/data", url="http://s3.example"), ProjectValues())
+        source_of(S3(path="/data", url="http://s3.example"), ProjectSecrets())
 
 
 def test_no_repr_shows_the_secret_key() -> None:

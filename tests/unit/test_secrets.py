@@ -1,4 +1,4 @@
-"""Secrets' and config maps' naming rules (domain/secrets.py), what `ProjectValues` shows, and
+"""Secrets' and config maps' naming rules (domain/secrets.py), what `ProjectSecrets` shows, and
 how `lockstep secret create` gathers its data (cli/secrets.py) without echoing a value."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import pytest
 import typer
 
 from lockstep.cli.secrets import gather_data
-from lockstep.domain.secrets import MAX_DATA_BYTES, ProjectValues, check_secret, is_key
+from lockstep.domain.secrets import MAX_DATA_BYTES, ProjectSecrets, check_secret, is_key
 
 
 @pytest.mark.parametrize(
@@ -51,7 +51,7 @@ def test_data_over_kubernetes_size_limit_is_refused() -> None:
 
 
 def test_project_values_resolve_and_never_show_secrets() -> None:
-    values = ProjectValues(
+    values = ProjectSecrets(
         secrets={"db": {"password": "hunter2-hidden"}}, config_maps={"cfg": {"mode": "fast"}}
     )
     assert values.secret("db", "password") == "hunter2-hidden"
@@ -61,7 +61,7 @@ def test_project_values_resolve_and_never_show_secrets() -> None:
     assert values.config_map("cfg", "password") is None
     assert "hunter2-hidden" not in repr(values)
     assert "hunter2-hidden" not in str(values)
-    assert ProjectValues().secrets == {} and ProjectValues().config_maps == {}
+    assert ProjectSecrets().secrets == {} and ProjectSecrets().config_maps == {}
 
 
 def test_gathered_data_comes_from_literals_and_files(tmp_path: Path) -> None:

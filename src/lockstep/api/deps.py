@@ -4,7 +4,7 @@ storable), and the check every request's path and query pass (no NUL characters)
 from __future__ import annotations
 
 import pathlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated
 from uuid import UUID
@@ -20,7 +20,8 @@ from lockstep.auth.tokens import Principal, TokenAuthority
 from lockstep.config import RuntimeKind
 from lockstep.domain.clock import Clock
 from lockstep.domain.errors import InvalidRequest, Unauthenticated, Violation
-from lockstep.rendering import Renderer
+from lockstep.domain.workload import Workload
+from lockstep.runtimes.backend import Renderer
 from lockstep.runtimes.base import PodLogs
 from lockstep.schemas.bounds import RequestBounds
 from lockstep.services.claims import ClaimService
@@ -58,8 +59,9 @@ class Services:
     runtime: RuntimeKind
     """The runtime this server drives."""
     image_environments: Mapping[str, pathlib.Path]
-    unsandboxed: bool
-    """The local runtime runs pods without a sandbox (LOCKSTEP_SANDBOX=off)."""
+    unapplied: Callable[[Workload], list[str]]
+    """What of a workload the backend does not apply (the local runtime without a sandbox:
+    what it asks that only a sandbox gives)."""
     public_host: str
     clock: Clock
     version: str

@@ -6,17 +6,15 @@ its wire form, so a GET costs one JSON parse and no validation.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
-from pydantic import ValidationError
-
 from lockstep.domain.clock import iso
 from lockstep.domain.cluster import NodeUse
+from lockstep.domain.images import mapped_environment
 from lockstep.domain.kinds import TRAITS, WorkloadKind
 from lockstep.domain.metrics import WorkloadFigures
 from lockstep.domain.organization import Cluster, Department, Project
@@ -25,11 +23,8 @@ from lockstep.domain.plan import ReplicaPlan, bounds_of, distributed_pod_count
 from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.secrets import Secret
-from lockstep.domain.workload import SPEC_MODELS, Event, PhaseChange, Pod, Workload
-from lockstep.runtimes.base import PodStartError
-from lockstep.runtimes.local.pod_launch import environment_for_image
-from lockstep.runtimes.local.sandbox.asked import isolation_asked
-from lockstep.schemas.distributed import DistributedFramework, MasterSpec
+from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
+from lockstep.schemas.distributed import DistributedFramework
 from lockstep.services.node_pools import PoolView
 from lockstep.services.nodes import GPU_PRODUCT_LABEL
 
@@ -111,30 +106,18 @@ def _conditions(
     return conditions
 
 
-def _not_applied(workload: Workload) -> list[str]:
-    """What the workload's specs ask that only a sandbox gives, each field once."""
-    asked: dict[str, None] = {}
-    spec_model = SPEC_MODELS[workload.kind]
-    for key, model in (("spec", spec_model), ("masterSpec", MasterSpec)):
-        wire = workload.request.get(key)
-        if wire:
-            with contextlib.suppress(ValidationError, PodStartError):
-                asked |= dict.fromkeys(isolation_asked(model.model_validate(wire, strict=False)))
-    return list(asked)
-
-
 def workload_item(
     w: Workload,
     *,
     image_environments: Mapping[str, Path] | None = None,
-    unsandboxed: bool = False,
+    unapplied: Callable[[Workload], list[str]] | None = None,
     figures: WorkloadFigures | None = None,
 ) -> dict[str, Any]:
     """A workload as `GET /api/v1/workloads` lists it; `image_environments` are the local
     environments operators mapped to images (a condition names the images without one);
-    `unsandboxed`: the local runtime runs pods without a sandbox (a condition names what the
-    workload asks that only a sandbox gives); `figures`: its time Pending and Running and its
-    idle GPUs (services/metrics/series.py)."""
+    `unapplied`: what of a workload the backend does not apply (the local runtime without a
+    sandbox: what it asks that only a sandbox gives, which a condition names); `figures`: its
+    time Pending and Running and its idle GPUs (services/metrics/series.py)."""
     spec = w.request.get("spec") or {}
     images = sorted(
         {
@@ -169,8 +152,8 @@ def workload_item(
         "k8sPhaseUpdatedAt": iso(w.phase_updated_at),
         "conditions": _conditions(
             w,
-            [i for i in images if environment_for_image(i, image_environments or {}) is None],
-            _not_applied(w) if unsandboxed else [],
+            [i for i in images if mapped_environment(i, image_environments or {}) is None],
+            [] if unapplied is None else unapplied(w),
         ),
         "runningPods": w.running_pods,
         "category": w.category or TRAITS[w.kind].default_category,

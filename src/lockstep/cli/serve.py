@@ -23,8 +23,9 @@ from lockstep.assembly import bootstrap, open_core
 from lockstep.config import Settings
 from lockstep.logs import configure_logging
 from lockstep.observability.instruments import use_directory
-from lockstep.reconciler.controller import Placement, ProcessController, notification_pipe
+from lockstep.reconciler.control import Placement
 from lockstep.reconciler.fifo import make_fifo
+from lockstep.runtimes.local.controllers import ProcessController, notification_pipe
 from lockstep.services.identity import BootstrapResult
 from lockstep.tuning import tune_garbage_collection
 

@@ -2,7 +2,7 @@
 workload's environment variables refer to (`secret: {name, key}`, `configMap: {name, key}`).
 
 Both are a `Secret` of a `SecretKind`, kept and served alike; a secret's values are sealed at
-rest and never shown. `ProjectValues` is what the runtime resolves those references against;
+rest and never shown. `ProjectSecrets` is what the runtime resolves those references against;
 a `Secret` is what callers may see (a secret's keys, never its values; a config map's data).
 `check_secret` is the naming rule, the same as Kubernetes': a name is a DNS-1123 label, a key
 is `[-._a-zA-Z0-9]+` of at most 253 characters other than `.` and `..`.
@@ -34,7 +34,7 @@ class SecretKind(StrEnum):
 
 
 @dataclass(frozen=True, slots=True)
-class ProjectValues:
+class ProjectSecrets:
     """Every secret and config map of one project, decrypted: name → key → value.
 
     Given to the runtime to resolve environment variables. Its repr never shows a secret.

@@ -1,7 +1,7 @@
 """What the reconcilers write about what they observed: a pod's record when its status
 changed, and the events that tell the change (Scheduled, Started, Ready, Restarted,
-Completed, Failed, OOMKilled, Waiting). Used by the local reconcile loop (loop.py) and the
-Kubernetes one (cluster.py) alike, so both report pods the same way.
+Completed, Failed, OOMKilled, Waiting). Used by the local runtime's reconciler and the
+Kubernetes one alike, so both report pods the same way.
 """
 
 from __future__ import annotations

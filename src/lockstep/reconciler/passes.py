@@ -1,6 +1,7 @@
 """One reconcile pass, whichever runtime: read the workloads named, decide on each (a failure
 retried later, the others unaffected), and write every decision in one transaction. Used by
-the local reconcile loop (loop.py) and the Kubernetes one (cluster.py).
+the local runtime's reconciler (runtimes/local/reconciler.py) and the Kubernetes one
+(runtimes/kubernetes/reconciler.py), through reconcile_loop.py.
 """
 
 from __future__ import annotations

@@ -3,8 +3,8 @@ runtime mounts), each once the caller's access to the project is checked — cre
 deleting a claim as creating and deleting a workload in the project, listing and getting as
 reading its workloads. Called by the claims routes (api/routes/claims.py).
 
-The access check reads the store; the claims themselves are directories on this machine
-(runtimes/local/volumes/claims.py), measured outside the transaction. A claim that a live
+The access check reads the store; the claims themselves are the backend's (the local
+runtime's: directories on this machine), measured outside the transaction. A claim that a live
 workload's pods mount is not deleted (`Conflict`): its files would vanish under them.
 """
 
@@ -16,12 +16,12 @@ from typing import Any
 
 from lockstep.auth.access import Action, Resource, Scope
 from lockstep.auth.tokens import Principal
+from lockstep.domain.claims import Claim, ClaimStore, check_claim
 from lockstep.domain.errors import Conflict, InvalidRequest, NotFound, Violation
 from lockstep.domain.listing import MAX_LIMIT, ListQuery
 from lockstep.domain.organization import Project
 from lockstep.domain.quantities import MAX_QUANTITY, QUANTITY_BOUND, parse_quantity
 from lockstep.domain.workload import Workload
-from lockstep.runtimes.local.volumes.claims import Claim, Claims, check_claim
 from lockstep.services.access import access_of
 from lockstep.store.database import Database, UnitOfWork
 
@@ -35,14 +35,14 @@ ON_A_CLUSTER = (
 
 
 class ClaimService:
-    def __init__(self, database: Database, claims: Claims | None) -> None:
-        """`claims`: the local runtime's claims; None on a cluster, where claims are the
-        cluster's own (every call is then refused, saying so)."""
+    def __init__(self, database: Database, claims: ClaimStore | None) -> None:
+        """`claims`: the backend's claims (the local runtime's); None on a cluster, where
+        claims are the cluster's own (every call is then refused, saying so)."""
         self._db = database
         self._local = claims
 
     @property
-    def _claims(self) -> Claims:
+    def _claims(self) -> ClaimStore:
         if self._local is None:
             raise InvalidRequest.of("", ON_A_CLUSTER)
         return self._local

@@ -15,7 +15,7 @@ from lockstep.auth.tokens import Principal
 from lockstep.domain.clock import Clock
 from lockstep.domain.errors import InvalidRequest, NotFound
 from lockstep.domain.organization import Project
-from lockstep.domain.secrets import ProjectValues, Secret, SecretKind, check_secret
+from lockstep.domain.secrets import ProjectSecrets, Secret, SecretKind, check_secret
 from lockstep.services.access import access_of
 from lockstep.store.database import Database, UnitOfWork
 
@@ -92,7 +92,7 @@ class SecretService:
 
     # For lockstep itself
 
-    def for_project(self, project_id: str) -> ProjectValues:
+    def for_project(self, project_id: str) -> ProjectSecrets:
         """Every secret (decrypted) and config map of the project, for resolving workloads'
         environment variables; empty for a project with none. No access check: never call
         it on behalf of a caller. `SealBroken` names a secret that cannot be decrypted."""

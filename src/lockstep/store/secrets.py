@@ -17,7 +17,7 @@ from sqlalchemy import Connection, Table, and_, delete, insert, select, update
 from sqlalchemy.exc import IntegrityError
 
 from lockstep.domain.errors import Conflict, SealBroken
-from lockstep.domain.secrets import ProjectValues, Secret, SecretKind
+from lockstep.domain.secrets import ProjectSecrets, Secret, SecretKind
 from lockstep.schemas.bounds import INT32_MAX
 from lockstep.store.tables import config_maps, secrets
 
@@ -122,12 +122,12 @@ class SecretRepository:
     def delete(self, kind: SecretKind, project_id: str, name: str) -> bool:
         return self._delete(_TABLES[kind], project_id, name)
 
-    def for_project(self, project_id: str) -> ProjectValues:
+    def for_project(self, project_id: str) -> ProjectSecrets:
         """Every secret (opened) and config map of the project; empty for an unknown one.
         `SealBroken` names the secret that does not open."""
         opened = {row.name: self._opened(row) for row in self._all(secrets, project_id)}
         maps = {row.name: orjson.loads(row.data) for row in self._all(config_maps, project_id)}
-        return ProjectValues(secrets=opened, config_maps=maps)
+        return ProjectSecrets(secrets=opened, config_maps=maps)
 
     def _stored(
         self, kind: SecretKind, project_key: int, name: str, data: Mapping[str, str]

@@ -22,9 +22,9 @@ from starlette.responses import Response
 
 from lockstep.api.deps import BodyDep, CallerDep, ProjectId, ServicesDep
 from lockstep.api.responses import json_response, parse_body
+from lockstep.domain.claims import Claim, readable
 from lockstep.domain.clock import iso
 from lockstep.domain.quantities import binary_quantity
-from lockstep.runtimes.local.volumes.claims import Claim, readable
 from lockstep.schemas.base import WireModel
 
 router = APIRouter(tags=["claims"])

@@ -163,7 +163,7 @@ async def get_workload(
     item = views.workload_item(
         workload,
         image_environments=services.image_environments,
-        unsandboxed=services.unsandboxed,
+        unapplied=services.unapplied,
         figures=figures.get(workload.id),
     )
     if (workload.request.get("spec") or {}).get("exposedUrls"):

@@ -8,15 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from lockstep.domain.labels import PROJECT_ID, WORKLOAD_ID
 from lockstep.domain.plan import Role
 from lockstep.domain.pod_security import PodSecurityLevel
 from lockstep.domain.workload import Workload
 
 MANAGED_BY = "app.kubernetes.io/managed-by"
 MANAGER = "lockstep"
-WORKLOAD_ID = "lockstep.io/workload-id"
 WORKLOAD_NAME = "lockstep.io/workload-name"
-PROJECT_ID = "lockstep.io/project-id"
 ROLE = "lockstep.io/role"
 """On pod templates: the plan's role of the pods (master, chief, launcher, worker)."""
 POD_SECURITY_LABEL = "pod-security.kubernetes.io/enforce"

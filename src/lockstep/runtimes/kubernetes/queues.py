@@ -30,6 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from lockstep.domain.labels import DEPARTMENT_QUEUE_PREFIX
 from lockstep.domain.organization import Department, Project
 from lockstep.domain.quotas import PoolQuota, Quota, Resource, quotas_of
 from lockstep.runtimes.kubernetes.compute import GPU_RESOURCE
@@ -45,7 +46,6 @@ QUEUE_KIND = "Queue"
 ORG_UNIT = "lockstep.io/org-unit"
 """On a queue: `department` or `project`, what it is the queue of."""
 ORG_UNIT_ID = "lockstep.io/org-unit-id"
-DEPARTMENT_QUEUE_PREFIX = "department."
 
 KAI_UNLIMITED = -1
 BYTES_PER_MB = 10**6

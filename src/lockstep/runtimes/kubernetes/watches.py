@@ -14,9 +14,10 @@ import logging
 import threading
 from collections.abc import Callable
 
+from lockstep.domain.labels import WORKLOAD_ID
 from lockstep.runtimes.kubernetes.cluster import Cluster, Manifest, WatchEventType
 from lockstep.runtimes.kubernetes.cluster_errors import ClusterError
-from lockstep.runtimes.kubernetes.identity import MANAGED_BY, MANAGER, WORKLOAD_ID
+from lockstep.runtimes.kubernetes.identity import MANAGED_BY, MANAGER
 from lockstep.runtimes.kubernetes.kinds import JOB_KINDS, SINGLE_POD_KINDS
 
 log = logging.getLogger(__name__)

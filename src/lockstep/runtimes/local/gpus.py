@@ -1,6 +1,6 @@
-"""What each GPU device is doing: its utilization and the memory used on it.
+"""What each GPU device of this machine is doing: its utilization and the memory used on it.
 
-`GpuReader` is what the sampler asks; `NvmlReader` answers through NVIDIA's NVML
+`GpuReader` (domain/gpus.py) is what the sampler asks; `NvmlReader` answers through NVIDIA's NVML
 (`nvidia-ml-py`, imported only when a reader is opened), `NoGpus` where there is none and
 says why. A machine without GPUs yields no GPU figures at all: they are absent from the
 answers, never zero.
@@ -11,31 +11,11 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass
 from types import ModuleType
-from typing import Protocol
+
+from lockstep.domain.gpus import GpuReader, GpuReading
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class GpuReading:
-    index: int
-    utilization_percent: float
-    memory_used_bytes: int
-
-
-class GpuReader(Protocol):
-    def read(self, indices: Sequence[int]) -> list[GpuReading]:
-        """The devices among `indices` that can be read (by CUDA index)."""
-        ...
-
-    @property
-    def unavailable(self) -> str | None:
-        """Why no device can be read; None where they can."""
-        ...
-
-    def close(self) -> None: ...
 
 
 class NoGpus:

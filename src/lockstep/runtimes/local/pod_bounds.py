@@ -1,8 +1,9 @@
 """What a pod that asks for nothing may take of this machine: its processes (a pids limit),
 its memory (a limit where its spec sets none), the size of its private `/tmp` (a memory file
 system, which no process's memory counts), and the disk its writable layers hold. Each an
-administrator's setting with a safe default (docs/local-runtime.md, "Limits"), so that one pod's fork loop,
-allocation, full `/tmp` or full root cannot take the host from the other pods and lockstep.
+administrator's setting with a safe default (docs/local-runtime.md, "Limits"), so that one
+pod's fork loop, allocation, full `/tmp` or full root cannot take the host from the other pods
+and lockstep.
 
 Used by `Launches` (every pod's limits) and the sandbox policy (its `/tmp`), from the
 settings (`bounds_of`).

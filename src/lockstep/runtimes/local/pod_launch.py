@@ -11,9 +11,10 @@ from pathlib import Path
 from typing import Any
 
 from lockstep.domain.command_line import split_command_line
+from lockstep.domain.images import mapped_environment
 from lockstep.domain.plan import Replica, ReplicaPlan, Role
 from lockstep.domain.quantities import parse_quantity
-from lockstep.domain.secrets import ProjectValues, SecretKind
+from lockstep.domain.secrets import ProjectSecrets, SecretKind
 from lockstep.domain.workload import PortBinding
 from lockstep.frameworks.endpoints import Endpoints
 from lockstep.frameworks.registry import wiring_for
@@ -146,14 +147,8 @@ def _names_something(path: Path) -> bool:
 
 
 def environment_for_image(image: str, environments: Mapping[str, Path]) -> ImageEnvironment | None:
-    """The environment an operator mapped to `image`: its exact name first, then its
-    repository without tag or digest (`pytorch/pytorch` for `pytorch/pytorch:2.4-cuda12`)."""
-    if image in environments:
-        return ImageEnvironment(environments[image])
-    repository = image.split("@", 1)[0]
-    if ":" in repository.rsplit("/", 1)[-1]:
-        repository = repository.rsplit(":", 1)[0]
-    found = environments.get(repository)
+    """The environment an operator mapped to `image` (domain/images.py), if any."""
+    found = mapped_environment(image, environments)
     return None if found is None else ImageEnvironment(found)
 
 
@@ -297,13 +292,13 @@ class ValueReference:
     def from_json(cls, data: Mapping[str, str]) -> ValueReference:
         return cls(SecretKind(data["kind"]), data["name"], data["key"])
 
-    def value_in(self, values: ProjectValues) -> str | None:
+    def value_in(self, values: ProjectSecrets) -> str | None:
         if self.kind is SecretKind.SECRET:
             return values.secret(self.name, self.key)
         return values.config_map(self.name, self.key)
 
 
-def resolve_references(launch: Launch, values: ProjectValues) -> dict[str, str]:
+def resolve_references(launch: Launch, values: ProjectSecrets) -> dict[str, str]:
     """The values of a launch's references; `PodStartError` naming the first one missing."""
     resolved = {}
     for variable, reference in launch.references.items():

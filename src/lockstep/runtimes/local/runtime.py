@@ -25,7 +25,7 @@ from lockstep.domain.cluster import Assignment, Node
 from lockstep.domain.errors import LockstepError
 from lockstep.domain.plan import ReplicaPlan, Role
 from lockstep.domain.quantities import binary_quantity
-from lockstep.domain.secrets import ProjectValues
+from lockstep.domain.secrets import ProjectSecrets
 from lockstep.domain.workload import PodPhase, PortBinding, Workload
 from lockstep.frameworks import mpi
 from lockstep.runtimes.base import OOM_KILLED, PodStartError, PodStatus
@@ -92,7 +92,7 @@ class LocalRuntime:
         log_max_bytes: int = DEFAULT_MAX_BYTES,
         cgroup_dir: Path | None = None,
         image_environments: Mapping[str, Path] | None = None,
-        values: Callable[[str], ProjectValues] | None = None,
+        values: Callable[[str], ProjectSecrets] | None = None,
         sandboxes: SandboxPolicy | None = None,
         bounds: PodBounds | None = None,
     ) -> None:
@@ -116,7 +116,7 @@ class LocalRuntime:
             bounds,
         )
         self._disk = DiskWatchdog(self._disk_exceeded, every=bounds.disk_check_seconds)
-        self._values = values or (lambda _: ProjectValues())
+        self._values = values or (lambda _: ProjectSecrets())
         self._by_uid: dict[str, PodFiles] = {}
         self._launched: dict[Path, Launch] = {}
         self._prober = Prober(on_change)

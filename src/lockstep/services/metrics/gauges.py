@@ -20,8 +20,8 @@ from prometheus_client.registry import Collector
 
 from lockstep.domain.clock import Clock
 from lockstep.domain.cluster import NodeUse
+from lockstep.domain.labels import DEPARTMENT_QUEUE_PREFIX
 from lockstep.domain.organization import Department, Project
-from lockstep.runtimes.kubernetes.queues import DEPARTMENT_QUEUE_PREFIX
 from lockstep.services.metrics.workload_gauges import workload_gauges
 from lockstep.store.database import Database
 

@@ -5,7 +5,7 @@ per type of a request; every value put into a query is quoted here (`quoted`, `a
 no name can change a query's meaning.
 
 Which pods: lockstep's own, found by the labels the Kubernetes runtime puts on every pod
-(`lockstep.io/workload-id`, `lockstep.io/project-id`, runtimes/kubernetes/identity.py) as
+(`lockstep.io/workload-id`, `lockstep.io/project-id`, domain/labels.py) as
 kube-state-metrics exposes them in `kube_pod_labels` (`label_lockstep_io_workload_id`, …;
 kube-state-metrics must be told to, with `--metric-labels-allowlist`), narrowed by namespace,
 pod name and node (`kube_pod_info`'s `node`). Every exporter's series carries the pod's
@@ -24,7 +24,7 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from datetime import timedelta
 
-from lockstep.runtimes.kubernetes.identity import PROJECT_ID, WORKLOAD_ID
+from lockstep.domain.labels import PROJECT_ID, WORKLOAD_ID
 
 MIB = 2**20
 POD = "namespace, pod"

@@ -1,14 +1,14 @@
 """The sampler: every interval, what each pod of the local runtime uses, recorded in one batch.
 
-It runs on a thread of its own in the reconciler's process (reconciler/controller.py starts
-it) and reads only the runtime's directory (runtimes/local/state.py), the pods' cgroups or
-/proc, and the GPU reader: it takes no lock the runtime holds, so launches never wait for it.
-Each round it takes, per pod that has not ended: POD_COUNT (1), RUNNING_POD_COUNT (1 while its
-process lives), GPU_ALLOCATION (its placement's GPUs); and per pod that runs: CPU_USAGE_CORES
-(CPU time since the previous round over the time between them; since its start on the first
-round), CPU_MEMORY_USAGE_BYTES, and per GPU device it holds, where the reader can read it,
-GPU_UTILIZATION_PER_GPU and GPU_MEMORY_USAGE_BYTES_PER_GPU. `record` gets the round's samples
-(the store writes them in one transaction and does its bounded retention work).
+It runs on a thread of its own in the reconciler's process (runtimes/local/controllers.py
+starts it) and reads only the runtime's directory (runtimes/local/state.py), the pods' cgroups
+or /proc, and the GPU reader: it takes no lock the runtime holds, so launches never wait for
+it. Each round it takes, per pod that has not ended: POD_COUNT (1), RUNNING_POD_COUNT (1 while
+its process lives), GPU_ALLOCATION (its placement's GPUs); and per pod that runs:
+CPU_USAGE_CORES (CPU time since the previous round over the time between them; since its start
+on the first round), CPU_MEMORY_USAGE_BYTES, and per GPU device it holds, where the reader can
+read it, GPU_UTILIZATION_PER_GPU and GPU_MEMORY_USAGE_BYTES_PER_GPU. `record` gets the round's
+samples (the store writes them in one transaction and does its bounded retention work).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ from datetime import datetime
 from pathlib import Path
 
 from lockstep.domain.clock import Clock
+from lockstep.domain.gpus import GpuReader, GpuReading
 from lockstep.domain.metrics import Sample, Sampled
 from lockstep.runtimes.local import processes
-from lockstep.runtimes.local.gpus import GpuReader, GpuReading
 from lockstep.runtimes.local.sampling.usage import pods_processes, read_usage
 from lockstep.runtimes.local.state import MPI_DIRECTORY, PodFiles, PodState
 

@@ -19,47 +19,23 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from lockstep.domain.claims import Claim, check_claim
 from lockstep.domain.clock import Clock, iso, parse_moment, utc_now
-from lockstep.domain.errors import Conflict, InvalidRequest, Violation
+from lockstep.domain.errors import Conflict, InvalidRequest
 from lockstep.runtimes.local.volumes.prepare import CLAIM_FILE
-from lockstep.schemas.base import is_dns_label
 
-NAME_RULE = (
-    "must be a DNS-1123 label: lower-case letters, digits and '-', "
-    "starting and ending with a letter or digit, at most 63 characters"
-)
 DELETING_PREFIX = ".deleting-"
 """A claim being deleted is first renamed to a hidden name, so that it is gone at once."""
 BYTES_PER_BLOCK = 512
 """`st_blocks` counts 512-byte blocks, whatever the file system's block size."""
-_UNITS = ("Ki", "Mi", "Gi", "Ti", "Pi", "Ei")
-
-
-@dataclass(frozen=True, slots=True)
-class Claim:
-    """A claim as measured when it was looked at."""
-
-    name: str
-    project_id: str
-    size_bytes: int | None
-    """What was asked for; None when no size was given."""
-    used_bytes: int
-    """What its files take on disk (`du`, less the directory itself)."""
-    created_at: datetime
-
-    @property
-    def over_size(self) -> bool:
-        """It uses more than its size (a claim without a size never does)."""
-        return self.size_bytes is not None and self.used_bytes > self.size_bytes
 
 
 class Claims:
-    """The claims under one claims dir (`Settings.claims_dir`)."""
+    """The claims under one claims dir (`Settings.claims_dir`): a `ClaimStore`."""
 
     def __init__(self, claims_dir: Path, *, clock: Clock = utc_now) -> None:
         self.claims_dir = claims_dir
@@ -159,28 +135,6 @@ class Claims:
             used_bytes=disk_usage(path),
             created_at=_record_time(record) or _modified(_record_path(path), path),
         )
-
-
-def check_claim(name: str, size_bytes: int | None) -> list[Violation]:
-    """What is wrong with a new claim's name and size; empty when nothing is."""
-    violations: list[Violation] = []
-    if not is_dns_label(name):
-        violations.append(Violation("name", NAME_RULE))
-    if size_bytes is not None and size_bytes < 1:
-        violations.append(Violation("size", "must be at least 1 byte"))
-    return violations
-
-
-def readable(count: int) -> str:
-    """A byte count for people: in the largest binary unit it reaches, to one decimal
-    (`12Gi`, `1.5Mi`, `512`)."""
-    value, unit = float(count), ""
-    for candidate in _UNITS:
-        if value < 1024:
-            break
-        value, unit = value / 1024, candidate
-    text = f"{value:.1f}".removesuffix(".0") if unit else str(count)
-    return f"{text}{unit}"
 
 
 def disk_usage(root: Path) -> int:

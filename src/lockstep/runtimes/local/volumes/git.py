@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote, quote_plus, urlsplit, urlunsplit
 
-from lockstep.domain.secrets import ProjectValues
+from lockstep.domain.secrets import ProjectSecrets
 from lockstep.runtimes.local.volumes import VolumeError
 from lockstep.schemas.storage import Git, GitAuthenticationMethod
 
@@ -92,7 +92,7 @@ class GitSource:
 # --- the entry and the project's secrets --------------------------------------------------------
 
 
-def credentials_of(git: Git, secrets: ProjectValues) -> GitCredentials | None:
+def credentials_of(git: Git, secrets: ProjectSecrets) -> GitCredentials | None:
     """The credentials a git entry names (`secretRef`, else the older `passwordSecret` with
     `secretKeyOfUser` and `secretKeyOfPassword`), read from the project's secrets; None when it
     names none. Raises VolumeError naming the secret and key that do not exist."""
@@ -122,7 +122,7 @@ def credentials_of(git: Git, secrets: ProjectValues) -> GitCredentials | None:
     return GitCredentials(username=username, password=password)
 
 
-def source_of(git: Git, secrets: ProjectValues) -> GitSource:
+def source_of(git: Git, secrets: ProjectSecrets) -> GitSource:
     """The `GitSource` of a git entry, its credentials read from the project's secrets."""
     if not git.repository:
         raise VolumeError("a git storage entry needs a repository")
@@ -137,7 +137,7 @@ def source_of(git: Git, secrets: ProjectValues) -> GitSource:
     )
 
 
-def _secret(secrets: ProjectValues, name: str, key: str, repository: str) -> str:
+def _secret(secrets: ProjectSecrets, name: str, key: str, repository: str) -> str:
     value = secrets.secret(name, key)
     if value is None:
         raise VolumeError(

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from lockstep.domain.plan import ReplicaPlan
-from lockstep.domain.secrets import ProjectValues
+from lockstep.domain.secrets import ProjectSecrets
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local.sandbox.asked import VolumeAsk, VolumeKind, volumes_of
 from lockstep.runtimes.local.sandbox.definition import Identity, Mount, MountKind
@@ -110,7 +110,7 @@ def prepare(
     asks: Sequence[VolumeAsk],
     places: Places,
     *,
-    values: ProjectValues,
+    values: ProjectSecrets,
     owner: Identity | None,
 ) -> None:
     """Make every volume ready to mount; otherwise one `VolumeError` (shown as the pod's
@@ -127,7 +127,7 @@ def prepare(
 
 
 def _prepare(
-    ask: VolumeAsk, places: Places, *, values: ProjectValues, owner: Identity | None
+    ask: VolumeAsk, places: Places, *, values: ProjectSecrets, owner: Identity | None
 ) -> None:
     if ask.kind is VolumeKind.HOST_PATH:
         if not Path(str(ask.source)).exists():
@@ -151,7 +151,7 @@ def _prepare(
 
 
 def finish(
-    asks: Sequence[VolumeAsk], places: Places, *, values: ProjectValues, write_back: bool = True
+    asks: Sequence[VolumeAsk], places: Places, *, values: ProjectSecrets, write_back: bool = True
 ) -> list[str]:
     """After the pod has ended: s3 volumes written back (unless `write_back` is false: the pod
     never ran), NFS unmounted, secrets forgotten. Returns what could not be done (each a
@@ -266,7 +266,7 @@ def _unmount(target: Path) -> None:
         raise VolumeError(f"nfs: could not unmount {target}: {done.stderr.strip()}")
 
 
-def _clone(ask: VolumeAsk, places: Places, values: ProjectValues, owner: Identity | None) -> None:
+def _clone(ask: VolumeAsk, places: Places, values: ProjectSecrets, owner: Identity | None) -> None:
     from lockstep.runtimes.local.volumes import git
 
     assert ask.git is not None
@@ -278,7 +278,7 @@ def _clone(ask: VolumeAsk, places: Places, values: ProjectValues, owner: Identit
 
 
 def _download(
-    ask: VolumeAsk, places: Places, values: ProjectValues, owner: Identity | None
+    ask: VolumeAsk, places: Places, values: ProjectSecrets, owner: Identity | None
 ) -> None:
     from lockstep.runtimes.local.volumes import s3
 
@@ -295,7 +295,9 @@ def _download(
     _own_tree(target, owner)
 
 
-def _release_s3(ask: VolumeAsk, places: Places, values: ProjectValues, *, write_back: bool) -> None:
+def _release_s3(
+    ask: VolumeAsk, places: Places, values: ProjectSecrets, *, write_back: bool
+) -> None:
     """Unmounted, when s3fs mounted it (what the pod wrote is in the bucket already); else
     the pod's changes uploaded, if `write_back`."""
     from lockstep.runtimes.local.volumes import s3

@@ -47,7 +47,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, BinaryIO
 from urllib.parse import urlsplit
 
-from lockstep.domain.secrets import ProjectValues
+from lockstep.domain.secrets import ProjectSecrets
 from lockstep.runtimes.local.volumes import VolumeError
 from lockstep.schemas.storage import S3
 
@@ -97,7 +97,7 @@ class S3Source:
 # --- the entry and the project's secrets --------------------------------------------------------
 
 
-def credentials_of(s3: S3, secrets: ProjectValues) -> S3Credentials | None:
+def credentials_of(s3: S3, secrets: ProjectSecrets) -> S3Credentials | None:
     """The access keys an s3 entry names, read from the project's secrets; None when it names
     no secret (anonymous access). Raises VolumeError naming the secret and the keys that do
     not exist or are empty, never a value."""
@@ -132,7 +132,7 @@ def credentials_of(s3: S3, secrets: ProjectValues) -> S3Credentials | None:
     )
 
 
-def source_of(s3: S3, secrets: ProjectValues) -> S3Source:
+def source_of(s3: S3, secrets: ProjectSecrets) -> S3Source:
     """The `S3Source` of an s3 entry: its endpoint (the default when it names none), its bucket
     and prefix, and its credentials read from the project's secrets."""
     if not s3.bucket:

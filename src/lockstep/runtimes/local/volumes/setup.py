@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from lockstep.domain.secrets import ProjectValues
+from lockstep.domain.secrets import ProjectSecrets
 from lockstep.runtimes.local.sandbox.asked import VolumeAsk
 from lockstep.runtimes.local.sandbox.definition import Identity
 from lockstep.runtimes.local.volumes import VolumeError
@@ -39,7 +39,7 @@ NOT_READY = "could not make its volumes ready: "
 def setup_command(
     places: Places,
     volumes: Sequence[VolumeAsk],
-    values: ProjectValues,
+    values: ProjectSecrets,
     argv: Sequence[str],
     *,
     owner: Identity | None,
@@ -76,7 +76,7 @@ def setup_command(
     return [sys.executable, "-m", "lockstep.runtimes.local.volumes.setup", str(path), "--", *argv]
 
 
-def _secrets_named(volumes: Sequence[VolumeAsk], values: ProjectValues) -> list[str]:
+def _secrets_named(volumes: Sequence[VolumeAsk], values: ProjectSecrets) -> list[str]:
     names: set[str] = set()
     for volume in volumes:
         if volume.git is not None:
@@ -110,7 +110,7 @@ def main(arguments: list[str]) -> int:
         uid, gid, groups = content["owner"]
         owner = Identity(uid, gid, tuple(groups))
     volumes = [VolumeAsk.from_json(v) for v in content["volumes"]]
-    values = ProjectValues(secrets=content["secrets"])
+    values = ProjectSecrets(secrets=content["secrets"])
     problems = list(content.get("problems") or ())
     try:
         prepare(volumes, places, values=values, owner=owner)

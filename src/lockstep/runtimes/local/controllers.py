@@ -1,5 +1,6 @@
-"""Where the reconciler and the local runtime run: in this process, on a thread, or in a
-child process of their own (`lockstep serve`).
+"""Where the local runtime's reconciler and the runtime itself run: in this process, on a
+thread, or in a child process of their own (`lockstep serve`) — see `Placement`
+(reconciler/control.py).
 
 In a child process they get a core of their own instead of contending with the API for the
 interpreter lock. The process that started the child tells it which workloads changed through
@@ -15,7 +16,6 @@ while it holds the store's leadership lock, which is how the API processes know 
 from __future__ import annotations
 
 import contextlib
-import enum
 import logging
 import os
 import subprocess
@@ -24,23 +24,23 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Protocol
 
 from lockstep.auth.sealing import Sealer
 from lockstep.config import Settings
 from lockstep.domain.clock import Clock
-from lockstep.domain.secrets import ProjectValues
+from lockstep.domain.gpus import GpuReader
+from lockstep.domain.secrets import ProjectSecrets
 from lockstep.observability.instruments import Instruments, forget_process
+from lockstep.reconciler.control import Controller, Placement
 from lockstep.reconciler.fifo import FifoWriter, read_lines
 from lockstep.reconciler.leader import LeaderController
-from lockstep.reconciler.loop import Reconciler, ReconcilerSettings
 from lockstep.reconciler.queue import WorkQueue
-from lockstep.reconciler.sampling import sampler
 from lockstep.runtimes.base import Runtime
 from lockstep.runtimes.local import machine
-from lockstep.runtimes.local.gpus import GpuReader
 from lockstep.runtimes.local.pod_bounds import bounds_of
+from lockstep.runtimes.local.reconciler import LocalReconciler, LocalReconcilerSettings
 from lockstep.runtimes.local.runtime import LocalRuntime
+from lockstep.runtimes.local.sample_store import sampler
 from lockstep.runtimes.local.sandbox.policy import SandboxPolicy, policy_of
 from lockstep.scheduler.quota.fair_share import TimeAware
 from lockstep.store.database import Database
@@ -56,32 +56,6 @@ NOTIFICATION_PIPE = "reconciler-notifications"
 """Under the data dir: the named pipe of a server with several API processes (fifo.py)."""
 LIVENESS_CHECK_SECONDS = 1.0
 """How often a reconciler process shared by several API processes checks that it reconciles."""
-
-
-class Placement(enum.Enum):
-    """Where the API's reconciler runs (the local runtime)."""
-
-    THREAD = "thread"
-    """On a thread of the API's process (tests, and the in-process server)."""
-    CHILD = "child"
-    """In a child process of the API's, which supervises it (`lockstep serve`)."""
-    SIBLING = "sibling"
-    """In a process the server's parent supervises, shared by several API processes."""
-
-
-class Controller(Protocol):
-    def start(self) -> None: ...
-
-    def notify(self, workload_id: str) -> None:
-        """The workload changed in the store: reconcile it soon."""
-        ...
-
-    def reconciler_runs(self) -> bool | None:
-        """Whether the reconciler runs; None where this process does not lead (another
-        replica reconciles). For readiness (/readyz)."""
-        ...
-
-    def stop(self) -> None: ...
 
 
 class ThreadController:
@@ -116,12 +90,12 @@ class ThreadController:
             nodes=machine.nodes(settings.nodes),
             values=lambda project_id: _project_values(database, project_id),
         )
-        self.reconciler = Reconciler(
+        self.reconciler = LocalReconciler(
             database,
             self.runtime,
             clock=clock,
             queue=self.queue,
-            settings=ReconcilerSettings(
+            settings=LocalReconcilerSettings(
                 resync_seconds=settings.resync_seconds,
                 restart_backoff_seconds=settings.restart_backoff_seconds,
                 time_aware=TimeAware(settings.fair_share_k_value)
@@ -184,7 +158,7 @@ class ProcessController:
             NOTIFY_FD: str(read_end),
         }
         process = subprocess.Popen(
-            [sys.executable, "-m", "lockstep.reconciler.controller"],
+            [sys.executable, "-m", "lockstep.runtimes.local.controllers"],
             env=env,
             pass_fds=[read_end],
             stdin=subprocess.DEVNULL,
@@ -264,6 +238,27 @@ class SiblingController:
         self._pipe.close()
 
 
+def controller_for(
+    placement: Placement,
+    database: Database,
+    settings: Settings,
+    *,
+    clock: Clock,
+    runtime: Runtime | None = None,
+    instruments: Instruments | None = None,
+    gpus: GpuReader | None = None,
+) -> Controller:
+    """The controller of the API's reconciler where `placement` puts it (`runtime`,
+    `instruments` and `gpus` are those of a reconciler on a thread of this process)."""
+    if placement is Placement.CHILD:
+        return ProcessController(settings)
+    if placement is Placement.SIBLING:
+        return SiblingController(database, settings)
+    return ThreadController(
+        database, settings, clock=clock, runtime=runtime, instruments=instruments, gpus=gpus
+    )
+
+
 def notification_pipe(settings: Settings) -> Path:
     """Where the API processes of a server with several tell its reconciler of changes."""
     return settings.data_dir / NOTIFICATION_PIPE
@@ -289,7 +284,7 @@ def _sandboxes(settings: Settings) -> SandboxPolicy:
     return policy
 
 
-def _project_values(database: Database, project_id: str) -> ProjectValues:
+def _project_values(database: Database, project_id: str) -> ProjectSecrets:
     with database.read() as unit:
         return unit.secrets.for_project(project_id)
 

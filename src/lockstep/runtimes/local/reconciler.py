@@ -1,6 +1,7 @@
-"""The reconcile loop: takes workload ids from a queue and, for each, compares desired with
-observed and acts through the runtime, then runs one scheduling cycle. It runs on a thread of
-the API server or as the main loop of the reconciler process (see controller.py).
+"""The local runtime's reconciler: takes workload ids from a queue and, for each, compares
+desired with observed and acts through the runtime, then runs one scheduling cycle. It runs on
+a thread of the API server or as the main loop of the reconciler process (see controllers.py);
+its thread and run loop are every reconciler's (reconciler/reconcile_loop.py).
 
 Level-triggered: a pass looks only at the stored workload and the runtime's view, never at
 what triggered it, so a missed or repeated wake-up is harmless. Every pass of a workload ends
@@ -11,7 +12,6 @@ ended), from delayed re-checks (stop deadlines) and from a periodic resync of ev
 from __future__ import annotations
 
 import logging
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -33,9 +33,10 @@ from lockstep.reconciler.outcome import (
     outcome,
     restart_backoff,
 )
-from lockstep.reconciler.passes import decide_all, write
+from lockstep.reconciler.passes import decide_all
 from lockstep.reconciler.queue import ORGANIZATION_CHANGED, WorkQueue
 from lockstep.reconciler.recent_usage import RecentUsage
+from lockstep.reconciler.reconcile_loop import ReconcileLoop
 from lockstep.reconciler.shares import shares_to_store, snapshot_of, usage_from_store
 from lockstep.runtimes.base import PodStatus, Runtime
 from lockstep.scheduler.cycle import schedule
@@ -73,7 +74,7 @@ LOG_LINE_CHARACTERS = 200
 
 
 @dataclass(frozen=True, slots=True)
-class ReconcilerSettings:
+class LocalReconcilerSettings:
     resync_seconds: float = 30.0
     stop_poll_seconds: float = 0.5
     min_pass_seconds: float = 0.02
@@ -85,7 +86,7 @@ class ReconcilerSettings:
     """The most pods one project holds at once (None: no limit); more wait Pending."""
 
 
-class Reconciler:
+class LocalReconciler(ReconcileLoop):
     def __init__(
         self,
         database: Database,
@@ -93,19 +94,22 @@ class Reconciler:
         *,
         clock: Clock,
         queue: WorkQueue,
-        settings: ReconcilerSettings | None = None,
+        settings: LocalReconcilerSettings | None = None,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
         instruments: Instruments | None = None,
     ) -> None:
         """`instruments`: times passes and scheduling cycles, and counts pods (/metrics)."""
-        self._db = database
+        self._settings = settings or LocalReconcilerSettings()
+        super().__init__(
+            database,
+            clock=clock,
+            queue=queue,
+            resync_seconds=self._settings.resync_seconds,
+            min_pass_seconds=self._settings.min_pass_seconds,
+        )
         self._runtime = runtime
-        self._clock = clock
-        self._queue = queue
-        self._settings = settings or ReconcilerSettings()
         self._instruments = instruments
         self._recorder = Recorder(clock=clock, new_id=new_id, instruments=instruments)
-        self._thread: threading.Thread | None = None
         self._schedule_needed = True
         self._plans: dict[str, ReplicaPlan] = {}
         self._gangs: dict[str, Gang] = {}
@@ -119,44 +123,7 @@ class Reconciler:
         self._stored_shares: dict[ShareKey, StoredShares] | None = None
         """The fair shares last written (None: not read yet)."""
 
-    # --- lifecycle ------------------------------------------------------------------------
-
-    def start(self) -> None:
-        """Run on a thread of its own (see `run`)."""
-        self._thread = threading.Thread(target=self.run, name="lockstep-reconciler", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._queue.close()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-
-    @property
-    def running(self) -> bool:
-        """Whether its thread runs: started, and not ended (for readiness, /readyz)."""
-        return self._thread is not None and self._thread.is_alive()
-
-    def run(self) -> None:
-        """Recover, then reconcile until the queue is closed."""
-        self.recover()
-        next_resync = time.monotonic() + self._settings.resync_seconds
-        last_pass = 0.0
-        while True:
-            # Passes come at most every min_pass_seconds: under load a pass takes everything
-            # queued meanwhile and writes it in one transaction; when idle there is no delay.
-            if not self._queue.pause(
-                last_pass + self._settings.min_pass_seconds - time.monotonic()
-            ):
-                return
-            keys = self._queue.take(timeout=max(next_resync - time.monotonic(), 0.0))
-            if keys is None:
-                return
-            last_pass = time.monotonic()
-            if not keys and time.monotonic() >= next_resync:
-                keys = set(self._ids_to_reconcile())
-                next_resync = time.monotonic() + self._settings.resync_seconds
-                self._schedule_needed = True
-            self.run_pass(keys)
+    # --- recovery and resync --------------------------------------------------------------
 
     def recover(self) -> None:
         """On start: every live workload is looked at, and the runtime's pods of workloads
@@ -180,9 +147,9 @@ class Reconciler:
         for workload_id in live:
             self._queue.add(workload_id)
 
-    def _ids_to_reconcile(self) -> list[str]:
-        with self._db.read() as unit:
-            return unit.workloads.ids_to_reconcile()
+    def resync(self) -> None:
+        """Every live workload is looked at again, and a scheduling cycle runs."""
+        self._schedule_needed = True
 
     # --- one pass -------------------------------------------------------------------------
 
@@ -227,19 +194,9 @@ class Reconciler:
         _check(workload, change)
         return None if change.is_empty else (workload, change)
 
-    def _auto_delete_at(self, workload: Workload) -> datetime | None:
-        seconds = (workload.request.get("spec") or {}).get("autoDeletionTimeAfterCompletionSeconds")
-        if seconds is None or workload.actual_phase.is_terminal:
-            return None
-        self._queue.add_after(workload.id, float(seconds))
-        return self._clock() + timedelta(seconds=seconds)
-
     def _decide(self, workload: Workload) -> WorkloadUpdate | None:
         decided = self.reconcile(workload)
         return None if decided is None else decided[1]
-
-    def _write(self, changes: Sequence[tuple[Workload, WorkloadUpdate]]) -> None:
-        write(self._db, self._queue, self._clock, changes)
 
     # --- desired: Deleted -----------------------------------------------------------------
 
@@ -505,11 +462,8 @@ class Reconciler:
     def _finish(self, workload: Workload) -> WorkloadUpdate:
         """A finished workload whose pods may still run: record them until none does; delete
         it once its autoDeletionTimeAfterCompletionSeconds have passed."""
-        if workload.auto_delete_at is not None:
-            remaining = (workload.auto_delete_at - self._clock()).total_seconds()
-            if remaining <= 0:
-                return self._delete(workload)
-            self._queue.add_after(workload.id, remaining)
+        if self._due_for_deletion(workload):
+            return self._delete(workload)
         statuses = self._runtime.observe(workload.id)
         with self._db.read() as unit:
             known = {pod.name: pod for pod in unit.workloads.pods(workload.id, deleted=False)}

@@ -8,9 +8,10 @@ from datetime import datetime
 
 from lockstep.config import Settings
 from lockstep.domain.clock import Clock
+from lockstep.domain.gpus import GpuReader
 from lockstep.domain.metrics import Sample
 from lockstep.runtimes.local import machine
-from lockstep.runtimes.local.gpus import GpuReader, NvmlReader
+from lockstep.runtimes.local.gpus import NvmlReader
 from lockstep.runtimes.local.sampling.sampler import Record, Sampler
 from lockstep.store.database import Database
 

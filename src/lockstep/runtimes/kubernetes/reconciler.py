@@ -1,18 +1,19 @@
-"""The reconcile loop of the Kubernetes runtime: for each stored workload, make the cluster
-hold what it should (the rendered manifests, applied; the job suspended or not; everything
-removed once deleted) and write back what the cluster reports (phase, pods, events).
+"""The Kubernetes runtime's reconciler: for each stored workload, make the cluster hold what it
+should (the rendered manifests, applied; the job suspended or not; everything removed once
+deleted) and write back what the cluster reports (phase, pods, events). Its thread, run loop
+and auto-deletion are every reconciler's (reconciler/reconcile_loop.py).
 
-Unlike the local loop, lockstep neither places nor restarts pods here: the cluster's
-scheduler (KAI Scheduler, Volcano) gangs and places them, the Kubeflow operator (a training's:
-the Job controller) restarts them and decides when the job has failed or succeeded. A
-workspace's StatefulSet restarts its pod whatever its restart policy: once the pod's end
-means the workspace has ended, the loop scales the StatefulSet to none.
+Unlike the local runtime's reconciler, lockstep neither places nor restarts pods here: the
+cluster's scheduler (KAI Scheduler, Volcano) gangs and places them, the Kubeflow operator (a
+training's: the Job controller) restarts them and decides when the job has failed or
+succeeded. A workspace's StatefulSet restarts its pod whatever its restart policy: once the
+pod's end means the workspace has ended, the loop scales the StatefulSet to none.
 
-Level-triggered like the local loop: a pass reads the workload and the cluster afresh, so a
-missed wake-up is harmless. Watches of the jobs and pods only say which workload to look at
-again (see watches.py); a periodic resync covers the rest.
+Level-triggered like the local runtime's reconciler: a pass reads the workload and the cluster
+afresh, so a missed wake-up is harmless. Watches of the jobs and pods only say which workload
+to look at again (see watches.py); a periodic resync covers the rest.
 
-The organisation's scheduler queues (runtimes/kubernetes/queues.py) are kept in step here too:
+The organisation's scheduler queues (queues.py) are kept in step here too:
 at start, at every resync, when the key `QUEUES_KEY` is queued (what changes a project or a
 department may notify), and before the first job of a project whose queue lockstep has not
 applied yet. A sync lists lockstep's queues once, applies those missing or different (server-side
@@ -25,23 +26,22 @@ replicas acts on the cluster at a time).
 from __future__ import annotations
 
 import logging
-import threading
-import time
 import uuid
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
 from typing import Any
 
 from lockstep.domain.clock import Clock
+from lockstep.domain.labels import WORKLOAD_ID
 from lockstep.domain.listing import SortOrder
 from lockstep.domain.phases import DesiredPhase, Phase, path_to
 from lockstep.domain.pod_security import PodSecurityLevel
 from lockstep.domain.workload import Event, Workload, WorkloadUpdate
 from lockstep.reconciler.leader import LeaderController
 from lockstep.reconciler.observed import Recorder
-from lockstep.reconciler.passes import decide_all, write
+from lockstep.reconciler.passes import decide_all
 from lockstep.reconciler.queue import ORGANIZATION_CHANGED, WorkQueue
+from lockstep.reconciler.reconcile_loop import ReconcileLoop
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.kubernetes.cluster import Cluster
 from lockstep.runtimes.kubernetes.cluster_errors import (
@@ -55,7 +55,6 @@ from lockstep.runtimes.kubernetes.identity import (
     MANAGED_BY,
     MANAGER,
     POD_SECURITY_LABEL,
-    WORKLOAD_ID,
     namespace_manifest,
     namespace_of,
 )
@@ -97,7 +96,7 @@ EVENT_ID_NAMESPACE = uuid.UUID("6f1b7f6e-52c4-4a4e-9d7a-6b0c1c3f0c11")
 
 
 @dataclass(frozen=True, slots=True)
-class ClusterReconcilerSettings:
+class KubernetesReconcilerSettings:
     resync_seconds: float = 30.0
     poll_seconds: float = 1.0
     """How soon a workload whose deletion is under way is looked at again."""
@@ -105,7 +104,9 @@ class ClusterReconcilerSettings:
     """How soon to try again after the cluster refused (403) to create a workload's objects."""
 
 
-class ClusterReconciler:
+class KubernetesReconciler(ReconcileLoop):
+    thread_name = "lockstep-cluster"
+
     def __init__(
         self,
         database: Database,
@@ -114,62 +115,32 @@ class ClusterReconciler:
         settings: KubernetesSettings,
         clock: Clock,
         queue: WorkQueue,
-        loop: ClusterReconcilerSettings | None = None,
+        loop: KubernetesReconcilerSettings | None = None,
         new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
     ) -> None:
-        self._db = database
+        self._loop = loop or KubernetesReconcilerSettings()
+        super().__init__(
+            database, clock=clock, queue=queue, resync_seconds=self._loop.resync_seconds
+        )
         self._cluster = cluster
         self._settings = settings
-        self._clock = clock
-        self._queue = queue
-        self._loop = loop or ClusterReconcilerSettings()
         self._recorder = Recorder(clock=clock, new_id=new_id)
-        self._thread: threading.Thread | None = None
         self._recorded_events: dict[str, set[str]] = {}
         """Per workload, the ids of the events already stored (read once, then kept)."""
         self._queues_in_step: set[str] = set()
         """The queues the last sync found or made as lockstep renders them."""
 
-    # --- lifecycle ------------------------------------------------------------------------
+    # --- recovery and resync --------------------------------------------------------------
 
-    def start(self) -> None:
-        self._thread = threading.Thread(target=self.run, name="lockstep-cluster", daemon=True)
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._queue.close()
-        if self._thread is not None:
-            self._thread.join(timeout=30)
-
-    @property
-    def running(self) -> bool:
-        """Whether its thread runs: started, and not ended (for readiness, /readyz)."""
-        return self._thread is not None and self._thread.is_alive()
-
-    def run(self) -> None:
-        """Sync the queues and look at every live workload, then at each one named, until
-        the queue closes."""
+    def recover(self) -> None:
+        """On start: sync the queues, and look at every live workload."""
         self.sync_queues()
         for workload_id in self._ids_to_reconcile():
             self._queue.add(workload_id)
-        next_resync = time.monotonic() + self._loop.resync_seconds
-        while True:
-            keys = self._queue.take(timeout=max(next_resync - time.monotonic(), 0.0))
-            if keys is None:
-                return
-            if not keys and time.monotonic() >= next_resync:
-                self.sync_queues()
-                keys = set(self._ids_to_reconcile())
-                next_resync = time.monotonic() + self._loop.resync_seconds
-            if QUEUES_KEY in keys:
-                keys.discard(QUEUES_KEY)
-                self.sync_queues()
-            if keys:
-                self.run_pass(keys)
 
-    def _ids_to_reconcile(self) -> list[str]:
-        with self._db.read() as unit:
-            return unit.workloads.ids_to_reconcile()
+    def resync(self) -> None:
+        """The queues are synced again at each resync."""
+        self.sync_queues()
 
     # --- the organisation's queues ----------------------------------------------------------
 
@@ -221,9 +192,16 @@ class ClusterReconciler:
     # --- one pass -------------------------------------------------------------------------
 
     def run_pass(self, keys: Iterable[str]) -> None:
-        """Reconcile every key and write what changed in one transaction."""
+        """Sync the queues if `QUEUES_KEY` is among the keys; reconcile every other key and
+        write what changed in one transaction."""
+        keys = set(keys)
+        if QUEUES_KEY in keys:
+            keys.discard(QUEUES_KEY)
+            self.sync_queues()
+        if not keys:
+            return
         changes = decide_all(self._db, self._queue, keys, self.reconcile)
-        if not write(self._db, self._queue, self._clock, changes):
+        if not self._write(changes):
             for workload, _ in changes:  # its events were not stored after all
                 self._recorded_events.pop(workload.id, None)
 
@@ -367,21 +345,6 @@ class ClusterReconciler:
             found.append(replace(observed, id=event_id))
         return found
 
-    def _auto_delete_at(self, workload: Workload) -> datetime | None:
-        seconds = (workload.request.get("spec") or {}).get("autoDeletionTimeAfterCompletionSeconds")
-        if seconds is None:
-            return None
-        self._queue.add_after(workload.id, float(seconds))
-        return self._clock() + timedelta(seconds=seconds)
-
-    def _due_for_deletion(self, workload: Workload) -> bool:
-        if workload.auto_delete_at is None:
-            return False
-        remaining = (workload.auto_delete_at - self._clock()).total_seconds()
-        if remaining > 0:
-            self._queue.add_after(workload.id, remaining)
-        return remaining <= 0
-
     # --- desired: Deleted -----------------------------------------------------------------
 
     def _delete(self, workload: Workload) -> WorkloadUpdate:
@@ -417,11 +380,11 @@ def _outlives_workload(manifest: dict[str, Any]) -> bool:
     return bool(labels.get(KEEP_ON_DELETE) == "true")
 
 
-class ClusterWork:
+class KubernetesWork:
     """What the leader runs for the Kubernetes runtime: the reconcile loop, woken by the
     watches of the cluster's jobs and pods and by the API's changes (through `queue`)."""
 
-    def __init__(self, reconciler: ClusterReconciler, watches: Watches) -> None:
+    def __init__(self, reconciler: KubernetesReconciler, watches: Watches) -> None:
         self._reconciler = reconciler
         self._watches = watches
 
@@ -438,9 +401,10 @@ class ClusterWork:
         return self._reconciler.running
 
 
-class ClusterController:
+class KubernetesController:
     """The Kubernetes runtime's controller: this process reconciles the cluster while it
-    holds the store's leadership (see leader.py), and tells the leader of every change."""
+    holds the store's leadership (see reconciler/leader.py), and tells the leader of every
+    change."""
 
     def __init__(
         self,
@@ -449,16 +413,16 @@ class ClusterController:
         *,
         settings: KubernetesSettings,
         clock: Clock,
-        loop: ClusterReconcilerSettings | None = None,
+        loop: KubernetesReconcilerSettings | None = None,
     ) -> None:
         self.cluster = cluster
-        self._work: ClusterWork | None = None
+        self._work: KubernetesWork | None = None
 
-        def act(queue: WorkQueue) -> ClusterWork:
-            reconciler = ClusterReconciler(
+        def act(queue: WorkQueue) -> KubernetesWork:
+            reconciler = KubernetesReconciler(
                 database, cluster, settings=settings, clock=clock, queue=queue, loop=loop
             )
-            self._work = ClusterWork(reconciler, Watches(cluster, queue.add))
+            self._work = KubernetesWork(reconciler, Watches(cluster, queue.add))
             return self._work
 
         feed = None if database.is_sqlite else ChangeFeed(database)
