@@ -4,9 +4,12 @@ reader, and a reader that comes later gets what is written from then on."""
 
 from __future__ import annotations
 
+import errno
+import os
 import queue
 import stat
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -15,10 +18,20 @@ from lockstep.reconciler.fifo import MAX_LINE_BYTES, FifoWriter, make_fifo, read
 
 
 def reader(path: Path) -> queue.Queue[str]:
-    """A reader of the pipe on a thread of its own, each line put in the queue returned."""
+    """A reader of the pipe on a thread of its own, each line put in the queue returned; once
+    it has the pipe open (a writer's non-blocking open succeeds only then), since a line written
+    before is dropped by design."""
     lines: queue.Queue[str] = queue.Queue()
     threading.Thread(target=read_lines, args=(path, lines.put), daemon=True).start()
-    return lines
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            os.close(os.open(path, os.O_WRONLY | os.O_NONBLOCK))
+            return lines
+        except OSError as error:
+            if error.errno != errno.ENXIO or time.monotonic() > deadline:
+                raise
+            time.sleep(0.01)
 
 
 def test_the_pipe_is_new_and_private(tmp_path: Path) -> None:
