@@ -1,15 +1,17 @@
-"""What every `submit` does around its own request: read `-f`'s body, find the project and
-cluster, turn the storage flags into `spec.storage`, and once the workload is stored print it
-and wait as `--wait`, `--wait-for-completion` and `--follow` ask (see progress.py)."""
+"""What every `submit` does around its own request (`submit`): read `-f`'s body, find the
+project and cluster, turn the storage flags into `spec.storage`, print the request on
+`--dry-run` or send it, and once the workload is stored print it and wait as `--wait`,
+`--wait-for-completion` and `--follow` ask (see progress.py)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
-from lockstep.cli.connection import USAGE, fail
+from lockstep.cli.connection import USAGE, connected, fail, project_id
 from lockstep.cli.output import structured
 from lockstep.cli.progress import Restarts, outcome, until_ended, until_running
 from lockstep.cli.requests import BadFlag
@@ -17,7 +19,52 @@ from lockstep.cli.storage import storage
 from lockstep.cli.workloads import follow_all
 
 if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+    from lockstep.cli.submit_flags import SubmitFlags
     from lockstep.sdk import Client
+
+
+def submit(
+    flags: SubmitFlags,
+    *,
+    noun: str,
+    request: Callable[[dict[str, Any]], dict[str, Any]],
+    create: Callable[[Client, dict[str, Any]], BaseModel],
+) -> None:
+    """Submit a workload: `request` builds its body from the `PodOptions` fields (requests.py)
+    that `flags` give (a `BadFlag` ends the command, usage), `create` sends it; `noun` names
+    its kind in what is printed."""
+    base = request_file(flags.request_file)
+    with connected() as client:
+        pod = flags.pod_fields(
+            project_id=project_id(client, flags.project or base.get("projectId")),
+            cluster_id=cluster_id(client, base),
+            storage=storage_flags(
+                host_paths=flags.host_path,
+                existing_pvcs=flags.existing_pvc,
+                new_pvcs=flags.new_pvc,
+                git_syncs=flags.git_sync,
+            ),
+            base=base,
+        )
+        try:
+            body = request(pod)
+        except BadFlag as error:
+            raise fail(str(error), USAGE) from error
+        if flags.dry_run:
+            structured(body, flags.output or "json")
+            return
+        created = create(client, body)
+        after_submit(
+            client,
+            created.model_dump(mode="json", by_alias=True),
+            noun=noun,
+            output=flags.output,
+            wait=flags.wait,
+            wait_for_completion=flags.wait_for_completion,
+            follow=flags.follow,
+        )
 
 
 def request_file(path: Path | None) -> dict[str, Any]:

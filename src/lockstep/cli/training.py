@@ -4,16 +4,14 @@ submit`, see single_pod.py), and list, describe, follow the logs of, suspend, re
 delete either, against the server of the active context (see contexts.py)."""
 
 from collections.abc import Callable
-from typing import Annotated
+from typing import Annotated, Any
 
 import typer
 
 from lockstep.cli import flags, submission
-from lockstep.cli.connection import USAGE, connected, fail, project_id
-from lockstep.cli.flags import Output, Project
 from lockstep.cli.groups import command_group, described_only
-from lockstep.cli.output import structured
-from lockstep.cli.requests import FRAMEWORKS, BadFlag, MasterOptions, SubmitOptions, build
+from lockstep.cli.requests import FRAMEWORKS, MasterOptions, SubmitOptions, build
+from lockstep.cli.submit_flags import SubmitFlags, with_submit_flags
 from lockstep.cli.workloads import Kinds, add_commands
 
 app = command_group(
@@ -37,24 +35,11 @@ TRAINING_SUBMIT_HELP = "Submit a single-node training (one pod, or a Job's paral
 
 
 def _submit_command(framework: str) -> Callable[..., None]:
+    @with_submit_flags(after={"backoff_limit": "toleration", "no_master": "name_prefix"})
     def submit(
-        name: flags.Name,
-        command: flags.Command = None,
+        given: SubmitFlags,
         *,
-        project: Project = None,
-        image: flags.Image = None,
         workers: Annotated[int | None, typer.Option("--workers", help="Number of workers.")] = None,
-        environment: flags.Environment = None,
-        working_dir: flags.WorkingDir = None,
-        gpu_devices_request: flags.GpuDevices = None,
-        gpu_portion_request: flags.GpuPortion = None,
-        gpu_memory_request: flags.GpuMemory = None,
-        cpu_core_request: flags.CpuCoreRequest = None,
-        cpu_core_limit: flags.CpuCoreLimit = None,
-        cpu_memory_request: flags.CpuMemoryRequest = None,
-        cpu_memory_limit: flags.CpuMemoryLimit = None,
-        node_pools: flags.NodePools = None,
-        toleration: flags.Tolerations = None,
         backoff_limit: flags.BackoffLimit = None,
         clean_pod_policy: Annotated[str | None, typer.Option("--clean-pod-policy")] = None,
         min_replicas: Annotated[
@@ -68,13 +53,6 @@ def _submit_command(framework: str) -> Callable[..., None]:
         slots_per_worker: Annotated[
             int | None, typer.Option("--slots-per-worker", help="MPI.")
         ] = None,
-        label: flags.Labels = None,
-        annotation: flags.Annotations = None,
-        host_path: flags.HostPaths = None,
-        existing_pvc: flags.ExistingPvcs = None,
-        new_pvc: flags.NewPvcs = None,
-        git_sync: flags.GitSyncs = None,
-        name_prefix: flags.NamePrefix = False,
         no_master: Annotated[
             bool,
             typer.Option(
@@ -98,75 +76,35 @@ def _submit_command(framework: str) -> Callable[..., None]:
         master_gpu_portion_request: Annotated[
             float | None, typer.Option("--master-gpu-portion-request")
         ] = None,
-        request_file: flags.RequestFile = None,
-        dry_run: flags.DryRun = False,
-        wait: flags.Wait = False,
-        wait_for_completion: flags.WaitForCompletion = False,
-        follow: flags.Follow = False,
-        output: Output = None,
     ) -> None:
-        base = submission.request_file(request_file)
-        with connected() as client:
-            options = SubmitOptions(
-                name=name,
-                framework=framework,
-                project_id=project_id(client, project or base.get("projectId")),
-                cluster_id=submission.cluster_id(client, base),
-                image=image,
-                workers=workers,
-                command=command or (),
-                environment=environment or (),
-                working_dir=working_dir,
-                gpu_devices=gpu_devices_request,
-                gpu_portion=gpu_portion_request,
-                gpu_memory=gpu_memory_request,
-                cpu_core_request=cpu_core_request,
-                cpu_core_limit=cpu_core_limit,
-                cpu_memory_request=cpu_memory_request,
-                cpu_memory_limit=cpu_memory_limit,
-                node_pools=node_pools or (),
-                tolerations=toleration or (),
-                backoff_limit=backoff_limit,
-                clean_pod_policy=clean_pod_policy,
-                min_replicas=min_replicas,
-                max_replicas=max_replicas,
-                slots_per_worker=slots_per_worker,
-                labels=label or (),
-                annotations=annotation or (),
-                name_prefix=name_prefix,
-                master=MasterOptions(
-                    command=master_command,
-                    args=master_args,
-                    environment=master_environment or (),
-                    gpu_devices=master_gpu_devices_request,
-                    gpu_portion=master_gpu_portion_request,
-                ),
-                no_master=no_master,
-                storage=submission.storage_flags(
-                    host_paths=host_path,
-                    existing_pvcs=existing_pvc,
-                    new_pvcs=new_pvc,
-                    git_syncs=git_sync,
-                ),
-                base=base,
+        def request(pod: dict[str, Any]) -> dict[str, Any]:
+            return build(
+                SubmitOptions(
+                    **pod,
+                    framework=framework,
+                    workers=workers,
+                    backoff_limit=backoff_limit,
+                    clean_pod_policy=clean_pod_policy,
+                    min_replicas=min_replicas,
+                    max_replicas=max_replicas,
+                    slots_per_worker=slots_per_worker,
+                    master=MasterOptions(
+                        command=master_command,
+                        args=master_args,
+                        environment=master_environment or (),
+                        gpu_devices=master_gpu_devices_request,
+                        gpu_portion=master_gpu_portion_request,
+                    ),
+                    no_master=no_master,
+                )
             )
-            try:
-                body = build(options)
-            except BadFlag as error:
-                raise fail(str(error), USAGE) from error
-            if dry_run:
-                structured(body, output or "json")
-                return
-            created = client.create_distributed(body)
-            submission.after_submit(
-                client,
-                created.model_dump(mode="json", by_alias=True),
-                noun="workload",
-                output=output,
-                wait=wait,
-                wait_for_completion=wait_for_completion,
-                follow=follow,
-            )
+
+        submission.submit(
+            given,
+            noun="workload",
+            request=request,
+            create=lambda client, body: client.create_distributed(body),
+        )
 
     submit.__doc__ = f"Submit a distributed {FRAMEWORK_NAMES[framework]} workload."
     return submit

@@ -1,14 +1,7 @@
 """lockstep's Python SDK: `Client` and `AsyncClient` (see client.py), each kind's calls
 (`Workloads`, `AsyncWorkloads`) and the errors they raise."""
 
-from lockstep.sdk.client import (
-    AsyncClient,
-    AsyncWorkloads,
-    Client,
-    WaitTimeout,
-    WorkloadEnded,
-    Workloads,
-)
+from lockstep.sdk.client import AsyncClient, AsyncWorkloads, Client, Workloads
 from lockstep.sdk.errors import (
     ApiError,
     ClientError,
@@ -21,6 +14,8 @@ from lockstep.sdk.errors import (
     Unauthorized,
     Unavailable,
     Unreachable,
+    WaitTimeout,
+    WorkloadEnded,
 )
 from lockstep.sdk.retry import Retry
 

@@ -20,12 +20,13 @@ errors raise the typed exceptions of `lockstep.sdk.errors` with the server's mes
 and workloads are the server's own models (`lockstep.schemas.distributed`,
 `lockstep.schemas.single_pod`); other answers are the API's JSON objects.
 
-`asyncio` is imported by the async client's methods that sleep, not here: the CLI uses the
-synchronous client and starts faster without it.
+Each call is described once, in flows.py (its requests, retries, token renewal, paging and
+waiting); `Client` runs it with blocking I/O and `AsyncClient` with asyncio (loops.py).
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import ssl
 import time
@@ -35,11 +36,12 @@ from typing import TYPE_CHECKING, Any, Generic, Self, TypeVar, cast
 
 import httpx
 
-from lockstep.sdk import calls
-from lockstep.sdk.auth import TOKEN_ENDPOINT, Tokens
+from lockstep.sdk import calls, flows
+from lockstep.sdk.auth import Tokens
 from lockstep.sdk.calls import WorkloadId
-from lockstep.sdk.errors import ClientError, Unreachable, error_from
-from lockstep.sdk.retry import Retry, worth_retrying
+from lockstep.sdk.flows import PAGE_SIZE, TIMEOUT, Items, Json
+from lockstep.sdk.loops import AsyncLoop, Loop
+from lockstep.sdk.retry import Retry
 
 if TYPE_CHECKING:
     # Imported when first used: building the models takes longer than the CLI may.
@@ -51,12 +53,7 @@ if TYPE_CHECKING:
         WorkspaceWorkload,
     )
 
-Json = dict[str, Any]
-Items = list[Json]
-"""(Named apart: inside the clients, `list` is a method.)"""
 DEFAULT_RETRY = Retry()
-PAGE_SIZE = 100
-TIMEOUT = httpx.Timeout(30.0, connect=5.0)
 
 
 Request = TypeVar("Request")
@@ -135,40 +132,6 @@ class AsyncWorkloads(Generic[Request, Model]):
         await self._send(self.kind.resume(workload_id))
 
 
-class WaitTimeout(ClientError):
-    """`wait` gave up: the workload did not reach the phase in time."""
-
-
-class WorkloadEnded(ClientError):
-    """`wait` saw the workload end (Completed or Failed) in a phase that was not asked for."""
-
-    def __init__(self, workload: Json) -> None:
-        super().__init__(
-            f"workload {workload.get('name')} ended {workload.get('phase')}: "
-            f"{workload.get('phaseMessage') or ''}".rstrip(": ")
-        )
-        self.workload = workload
-
-
-def _wanted(phase: str | Collection[str]) -> frozenset[str]:
-    return frozenset({phase} if isinstance(phase, str) else phase)
-
-
-def _reached(workload: Json, wanted: frozenset[str], *, timed_out: bool, timeout: float) -> bool:
-    """Whether `wait` is done with `workload`: True in a wanted phase; `WorkloadEnded` when it
-    ended otherwise, `WaitTimeout` once the time is up; False to look again."""
-    if workload["phase"] in wanted:
-        return True
-    if workload["phase"] in calls.TERMINAL_PHASES:
-        raise WorkloadEnded(workload)
-    if timed_out:
-        raise WaitTimeout(
-            f"workload {workload['name']} is {workload['phase']}, "
-            f"not {' or '.join(sorted(wanted))}, after {timeout:g} s"
-        )
-    return False
-
-
 def _verify(url: str) -> ssl.SSLContext | bool:
     """How to verify the server's certificate: against the usual authorities for https; for a
     plain-http server a context that trusts no one, since loading the authorities is a third
@@ -176,12 +139,6 @@ def _verify(url: str) -> ssl.SSLContext | bool:
     if url.startswith("https:"):
         return True
     return ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
-
-
-def _check(response: httpx.Response) -> httpx.Response:
-    if response.is_error:
-        raise error_from(response)
-    return response
 
 
 class Client:
@@ -208,9 +165,10 @@ class Client:
             base_url=self.url, timeout=TIMEOUT, verify=_verify(self.url)
         )
         self._owns_http = http is None
-        self._retry = retry
-        self._sleep = sleep
-        self._clock = clock
+        self._link = flows.Link(
+            url=self.url, auth=self.auth, retry=retry, clock=clock, obtaining=self.auth.lock
+        )
+        self._loop = Loop(self._http, sleep)
         self.distributed: Workloads[DistributedCreationRequest, DistributedWorkload] = Workloads(
             self._send, calls.DISTRIBUTED_KIND
         )
@@ -256,7 +214,7 @@ class Client:
 
     def get(self, workload_id: WorkloadId) -> Json:
         """The workload as `GET /api/v1/workloads/{id}` shows it (phase, pods, …)."""
-        return self._json(calls.get(workload_id))
+        return self._loop.run(flows.json(self._link, calls.get(workload_id)))
 
     def get_distributed(self, workload_id: WorkloadId) -> DistributedWorkload:
         return self.distributed.get(workload_id)
@@ -285,23 +243,20 @@ class Client:
         page_size: int = PAGE_SIZE,
     ) -> Iterator[Json]:
         """Every workload that matches, fetched a page at a time as the iteration goes."""
-        filters = _filters(project=project, phase=phase, name=name, more=filter_by)
-        offset = 0
-        while True:
-            call = calls.list_page(
-                offset=offset,
-                limit=page_size,
-                filter_by=filters,
+        yield from self._loop.iterate(
+            flows.workloads(
+                self._link,
+                project=project,
+                phase=phase,
+                name=name,
+                filter_by=filter_by,
                 sort_by=sort_by,
                 sort_order=sort_order,
                 search=search,
                 deleted=deleted,
+                page_size=page_size,
             )
-            body = self._json(call)
-            yield from body["workloads"]
-            if "next" not in body:
-                return
-            offset = int(body["next"])
+        )
 
     def delete(self, workload_id: WorkloadId) -> None:
         """Delete a distributed workload (`trainings.delete`, `workspaces.delete` for others)."""
@@ -316,76 +271,76 @@ class Client:
         self.distributed.resume(workload_id)
 
     def pods(self, workload_id: WorkloadId) -> Items:
-        return self._all(workload_id, "pods")
+        return self._loop.run(flows.every(self._link, workload_id, "pods"))
 
     def events(self, workload_id: WorkloadId) -> Items:
-        return self._all(workload_id, "events")
+        return self._loop.run(flows.every(self._link, workload_id, "events"))
 
     def history(self, workload_id: WorkloadId) -> Items:
-        return self._all(workload_id, "history")
+        return self._loop.run(flows.every(self._link, workload_id, "history"))
 
     def projects(self) -> Items:
-        return list(self._json(calls.projects())["projects"])
+        return self._loop.run(flows.items(self._link, calls.projects(), "projects"))
 
     def queue(self, project_id: str | None = None) -> Items:
         """Per project (every one you may read, or the one named): its shares in each node
         pool as the last scheduling cycle found them, and its waiting workloads in the order
         they will be admitted, each with why it waits."""
-        return list(self._json(calls.queue(project_id))["projects"])
+        return self._loop.run(flows.items(self._link, calls.queue(project_id), "projects"))
 
     def create_project(self, body: Json) -> Json:
         """A new project (`ProjectCreationRequest`)."""
-        return self._json(calls.create_project(body))
+        return self._loop.run(flows.json(self._link, calls.create_project(body)))
 
     def set_project_resources(self, project_id: str, resources: Items, *, patch: bool) -> Items:
         """Replace (or with `patch`, merge pool by pool into) the project's `resources[]`."""
-        answer: Items = self._send(
-            calls.set_project_resources(project_id, resources, patch=patch)
-        ).json()
+        call = calls.set_project_resources(project_id, resources, patch=patch)
+        answer: Items = self._loop.run(flows.answer(self._link, call))
         return answer
 
     def delete_project(self, project_id: str) -> None:
-        self._send(calls.delete_project(project_id))
+        self._loop.run(flows.done(self._link, calls.delete_project(project_id)))
 
     def departments(self) -> Items:
-        return list(self._json(calls.departments())["departments"])
+        return self._loop.run(flows.items(self._link, calls.departments(), "departments"))
 
     def create_department(self, body: Json) -> Json:
-        return self._json(calls.create_department(body))
+        return self._loop.run(flows.json(self._link, calls.create_department(body)))
 
     def update_department(self, department_id: str, body: Json) -> Json:
-        return self._json(calls.update_department(department_id, body))
+        return self._loop.run(flows.json(self._link, calls.update_department(department_id, body)))
 
     def delete_department(self, department_id: str) -> None:
-        self._send(calls.delete_department(department_id))
+        self._loop.run(flows.done(self._link, calls.delete_department(department_id)))
 
     def node_pools(self) -> Items:
-        return list(self._json(calls.node_pools())["nodepools"])
+        return self._loop.run(flows.items(self._link, calls.node_pools(), "nodepools"))
 
     def create_claim(self, project_id: str, name: str, *, size: str | None = None) -> Json:
         """A new claim (a pvc volume of the local runtime) in the project; `size` is a
         Kubernetes quantity such as `10Gi`."""
-        return self._json(calls.create_claim(project_id, name, size=size))
+        return self._loop.run(
+            flows.json(self._link, calls.create_claim(project_id, name, size=size))
+        )
 
     def claims(self, project_id: str) -> Items:
         """The project's claims, each with its size, what it uses and its conditions."""
-        return list(self._json(calls.claims(project_id))["claims"])
+        return self._loop.run(flows.items(self._link, calls.claims(project_id), "claims"))
 
     def claim(self, project_id: str, name: str) -> Json:
-        return self._json(calls.claim(project_id, name))
+        return self._loop.run(flows.json(self._link, calls.claim(project_id, name)))
 
     def delete_claim(self, project_id: str, name: str) -> None:
         """Delete the claim and every file in it."""
-        self._send(calls.delete_claim(project_id, name))
+        self._loop.run(flows.done(self._link, calls.delete_claim(project_id, name)))
 
     def clusters(self) -> Items:
-        answer: Items = self._send(calls.clusters()).json()
+        answer: Items = self._loop.run(flows.answer(self._link, calls.clusters()))
         return answer
 
     def nodes(self, cluster_id: str | None = None) -> Items:
         """The nodes of a cluster (the first one unless named), with what is held of each."""
-        cluster = cluster_id or str(self.clusters()[0]["uuid"])
-        return list(self._json(calls.nodes(cluster))["nodes"])
+        return self._loop.run(flows.nodes(self._link, cluster_id))
 
     def logs(
         self,
@@ -399,33 +354,17 @@ class Client:
     ) -> Iterator[str]:
         """A pod's log, line by line (each ending in a newline); with `follow`, new lines as
         the pod prints them, until it ends."""
-        call = calls.logs(
-            workload_id,
-            pod,
-            follow=follow,
-            tail_lines=tail_lines,
-            since_seconds=since_seconds,
-            timestamps=timestamps,
+        yield from self._loop.iterate(
+            flows.logs(
+                self._link,
+                workload_id,
+                pod,
+                follow=follow,
+                tail_lines=tail_lines,
+                since_seconds=since_seconds,
+                timestamps=timestamps,
+            )
         )
-        timeout = httpx.Timeout(TIMEOUT.connect, read=None) if follow else TIMEOUT
-        for attempt in range(2):
-            self._authorize()
-            with self._http.stream(
-                call.method,
-                call.path,
-                params=call.params,
-                headers=self.auth.header(),
-                timeout=timeout,
-            ) as response:
-                if response.status_code == 401 and attempt == 0 and self.auth.renewable:
-                    self.auth.forget()
-                    continue
-                if response.is_error:
-                    response.read()
-                    raise error_from(response)
-                for line in response.iter_lines():
-                    yield line + "\n"
-                return
 
     def wait(
         self,
@@ -437,79 +376,14 @@ class Client:
     ) -> Json:
         """Poll until the workload is in `phase` (one, or any of several) and return it;
         `WorkloadEnded` if it ends otherwise, `WaitTimeout` after `timeout` seconds."""
-        wanted = _wanted(phase)
-        deadline = self._clock() + timeout
-        while True:
-            workload = self.get(workload_id)
-            if _reached(workload, wanted, timed_out=self._clock() >= deadline, timeout=timeout):
-                return workload
-            self._sleep(every)
+        return self._loop.run(
+            flows.wait(self._link, workload_id, phase=phase, timeout=timeout, every=every)
+        )
 
     # --- sending ----------------------------------------------------------------------
 
-    def _all(self, workload_id: WorkloadId, what: str) -> Items:
-        items: Items = []
-        offset = 0
-        while True:
-            body = self._json(calls.sub_page(workload_id, what, offset=offset, limit=PAGE_SIZE))
-            items += body[calls.ITEMS_KEY[what]]
-            if "next" not in body:
-                return items
-            offset = int(body["next"])
-
-    def _json(self, call: calls.Call) -> Json:
-        body: Json = self._send(call).json()
-        return body
-
-    def _authorize(self) -> None:
-        """Obtain a token first, when one is due."""
-        with self.auth.lock:
-            if not self.auth.due():
-                return
-            requested_at = self.auth.now()
-            body = self.auth.request_body()
-            response = self._send_once(calls.Call("POST", TOKEN_ENDPOINT, body=body), auth=False)
-            self.auth.accept(_check(response).json(), requested_at=requested_at)
-
-    def _send_once(self, call: calls.Call, *, auth: bool = True) -> httpx.Response:
-        """One request, and once more with a new token when the server refused the token."""
-        if auth:
-            self._authorize()
-        headers = self.auth.header() if auth else {}
-        response = self._http.request(
-            call.method, call.path, params=call.params, json=call.body, headers=headers
-        )
-        if auth and response.status_code == 401 and self.auth.renewable:
-            self.auth.forget()
-            self._authorize()
-            response = self._http.request(
-                call.method,
-                call.path,
-                params=call.params,
-                json=call.body,
-                headers=self.auth.header(),
-            )
-        return response
-
     def _send(self, call: calls.Call) -> httpx.Response:
-        attempt = 0
-        while True:
-            response: httpx.Response | None = None
-            error: Exception | None = None
-            try:
-                response = self._send_once(call)
-            except httpx.TransportError as failure:
-                error = failure
-            if attempt + 1 < self._retry.attempts and worth_retrying(
-                call.idempotent, response, error
-            ):
-                self._sleep(self._retry.pause(attempt, response))
-                attempt += 1
-                continue
-            if error is not None:
-                raise Unreachable(f"lockstep at {self.url} did not answer: {error}") from error
-            assert response is not None
-            return _check(response)
+        return self._loop.run(flows.send(self._link, call))
 
 
 class AsyncClient:
@@ -534,8 +408,15 @@ class AsyncClient:
             base_url=self.url, timeout=TIMEOUT, verify=_verify(self.url)
         )
         self._owns_http = http is None
-        self._retry = retry
-        self._clock = clock
+        # One event loop's calls take turns by themselves: a lock would block the loop.
+        self._link = flows.Link(
+            url=self.url,
+            auth=self.auth,
+            retry=retry,
+            clock=clock,
+            obtaining=contextlib.nullcontext(),
+        )
+        self._loop = AsyncLoop(self._http)
         self.distributed: AsyncWorkloads[DistributedCreationRequest, DistributedWorkload] = (
             AsyncWorkloads(self._send, calls.DISTRIBUTED_KIND)
         )
@@ -575,7 +456,7 @@ class AsyncClient:
         return await self.distributed.render(request, runtime=runtime)
 
     async def get(self, workload_id: WorkloadId) -> Json:
-        return await self._json(calls.get(workload_id))
+        return await self._loop.run(flows.json(self._link, calls.get(workload_id)))
 
     async def get_distributed(self, workload_id: WorkloadId) -> DistributedWorkload:
         return await self.distributed.get(workload_id)
@@ -601,24 +482,20 @@ class AsyncClient:
         deleted: bool = False,
         page_size: int = PAGE_SIZE,
     ) -> AsyncIterator[Json]:
-        filters = _filters(project=project, phase=phase, name=name, more=filter_by)
-        offset = 0
-        while True:
-            call = calls.list_page(
-                offset=offset,
-                limit=page_size,
-                filter_by=filters,
-                sort_by=sort_by,
-                sort_order=sort_order,
-                search=search,
-                deleted=deleted,
-            )
-            body = await self._json(call)
-            for item in body["workloads"]:
-                yield item
-            if "next" not in body:
-                return
-            offset = int(body["next"])
+        flow = flows.workloads(
+            self._link,
+            project=project,
+            phase=phase,
+            name=name,
+            filter_by=filter_by,
+            sort_by=sort_by,
+            sort_order=sort_order,
+            search=search,
+            deleted=deleted,
+            page_size=page_size,
+        )
+        async for item in self._loop.iterate(flow):
+            yield item
 
     async def delete(self, workload_id: WorkloadId) -> None:
         await self.distributed.delete(workload_id)
@@ -630,39 +507,39 @@ class AsyncClient:
         await self.distributed.resume(workload_id)
 
     async def pods(self, workload_id: WorkloadId) -> Items:
-        return await self._all(workload_id, "pods")
+        return await self._loop.run(flows.every(self._link, workload_id, "pods"))
 
     async def events(self, workload_id: WorkloadId) -> Items:
-        return await self._all(workload_id, "events")
+        return await self._loop.run(flows.every(self._link, workload_id, "events"))
 
     async def history(self, workload_id: WorkloadId) -> Items:
-        return await self._all(workload_id, "history")
+        return await self._loop.run(flows.every(self._link, workload_id, "history"))
 
     async def projects(self) -> Items:
-        return list((await self._json(calls.projects()))["projects"])
+        return await self._loop.run(flows.items(self._link, calls.projects(), "projects"))
 
     async def queue(self, project_id: str | None = None) -> Items:
-        return list((await self._json(calls.queue(project_id)))["projects"])
+        return await self._loop.run(flows.items(self._link, calls.queue(project_id), "projects"))
 
     async def create_claim(self, project_id: str, name: str, *, size: str | None = None) -> Json:
-        return await self._json(calls.create_claim(project_id, name, size=size))
+        call = calls.create_claim(project_id, name, size=size)
+        return await self._loop.run(flows.json(self._link, call))
 
     async def claims(self, project_id: str) -> Items:
-        return list((await self._json(calls.claims(project_id)))["claims"])
+        return await self._loop.run(flows.items(self._link, calls.claims(project_id), "claims"))
 
     async def claim(self, project_id: str, name: str) -> Json:
-        return await self._json(calls.claim(project_id, name))
+        return await self._loop.run(flows.json(self._link, calls.claim(project_id, name)))
 
     async def delete_claim(self, project_id: str, name: str) -> None:
-        await self._send(calls.delete_claim(project_id, name))
+        await self._loop.run(flows.done(self._link, calls.delete_claim(project_id, name)))
 
     async def clusters(self) -> Items:
-        answer: Items = (await self._send(calls.clusters())).json()
+        answer: Items = await self._loop.run(flows.answer(self._link, calls.clusters()))
         return answer
 
     async def nodes(self, cluster_id: str | None = None) -> Items:
-        cluster = cluster_id or str((await self.clusters())[0]["uuid"])
-        return list((await self._json(calls.nodes(cluster)))["nodes"])
+        return await self._loop.run(flows.nodes(self._link, cluster_id))
 
     async def logs(
         self,
@@ -674,7 +551,8 @@ class AsyncClient:
         since_seconds: int | None = None,
         timestamps: bool = False,
     ) -> AsyncIterator[str]:
-        call = calls.logs(
+        flow = flows.logs(
+            self._link,
             workload_id,
             pod,
             follow=follow,
@@ -682,25 +560,8 @@ class AsyncClient:
             since_seconds=since_seconds,
             timestamps=timestamps,
         )
-        timeout = httpx.Timeout(TIMEOUT.connect, read=None) if follow else TIMEOUT
-        for attempt in range(2):
-            await self._authorize()
-            async with self._http.stream(
-                call.method,
-                call.path,
-                params=call.params,
-                headers=self.auth.header(),
-                timeout=timeout,
-            ) as response:
-                if response.status_code == 401 and attempt == 0 and self.auth.renewable:
-                    self.auth.forget()
-                    continue
-                if response.is_error:
-                    await response.aread()
-                    raise error_from(response)
-                async for line in response.aiter_lines():
-                    yield line + "\n"
-                return
+        async for line in self._loop.iterate(flow):
+            yield line
 
     async def wait(
         self,
@@ -710,81 +571,12 @@ class AsyncClient:
         timeout: float,
         every: float = 0.5,
     ) -> Json:
-        wanted = _wanted(phase)
-        deadline = self._clock() + timeout
-        while True:
-            workload = await self.get(workload_id)
-            if _reached(workload, wanted, timed_out=self._clock() >= deadline, timeout=timeout):
-                return workload
-            import asyncio
-
-            await asyncio.sleep(every)
-
-    async def _all(self, workload_id: WorkloadId, what: str) -> Items:
-        items: Items = []
-        offset = 0
-        while True:
-            call = calls.sub_page(workload_id, what, offset=offset, limit=PAGE_SIZE)
-            body = await self._json(call)
-            items += body[calls.ITEMS_KEY[what]]
-            if "next" not in body:
-                return items
-            offset = int(body["next"])
-
-    async def _json(self, call: calls.Call) -> Json:
-        body: Json = (await self._send(call)).json()
-        return body
-
-    async def _authorize(self) -> None:
-        """Obtain a token first, when one is due."""
-        if not self.auth.due():
-            return
-        requested_at = self.auth.now()
-        body = self.auth.request_body()
-        response = await self._send_once(calls.Call("POST", TOKEN_ENDPOINT, body=body), auth=False)
-        self.auth.accept(_check(response).json(), requested_at=requested_at)
-
-    async def _send_once(self, call: calls.Call, *, auth: bool = True) -> httpx.Response:
-        """One request, and once more with a new token when the server refused the token."""
-        if auth:
-            await self._authorize()
-        headers = self.auth.header() if auth else {}
-        response = await self._http.request(
-            call.method, call.path, params=call.params, json=call.body, headers=headers
+        return await self._loop.run(
+            flows.wait(self._link, workload_id, phase=phase, timeout=timeout, every=every)
         )
-        if auth and response.status_code == 401 and self.auth.renewable:
-            self.auth.forget()
-            await self._authorize()
-            response = await self._http.request(
-                call.method,
-                call.path,
-                params=call.params,
-                json=call.body,
-                headers=self.auth.header(),
-            )
-        return response
 
     async def _send(self, call: calls.Call) -> httpx.Response:
-        attempt = 0
-        while True:
-            response: httpx.Response | None = None
-            error: Exception | None = None
-            try:
-                response = await self._send_once(call)
-            except httpx.TransportError as failure:
-                error = failure
-            if attempt + 1 < self._retry.attempts and worth_retrying(
-                call.idempotent, response, error
-            ):
-                import asyncio
-
-                await asyncio.sleep(self._retry.pause(attempt, response))
-                attempt += 1
-                continue
-            if error is not None:
-                raise Unreachable(f"lockstep at {self.url} did not answer: {error}") from error
-            assert response is not None
-            return _check(response)
+        return await self._loop.run(flows.send(self._link, call))
 
 
 def _form(request: Any) -> calls.WireForm | Mapping[str, Any]:
@@ -803,19 +595,3 @@ def _known(workload_type: str) -> str:
         choices = ", ".join(calls.KINDS)
         raise ValueError(f"no kind of workload {workload_type!r} (one of {choices})")
     return workload_type
-
-
-def _filters(
-    *, project: str | None, phase: str | None, name: str | None, more: Collection[str]
-) -> list[str]:
-    """The API's filterBy terms for the common questions, and any given as they are."""
-    terms = list(more)
-    if project is not None:
-        terms.append(
-            f"projectName=={project}" if not project.isdigit() else f"projectId=={project}"
-        )
-    if phase is not None:
-        terms.append(f"phase=={phase}")
-    if name is not None:
-        terms.append(f"name=={name}")
-    return terms

@@ -1,5 +1,6 @@
 """What the SDK raises: one exception per kind of answer a caller handles differently, each
-carrying the server's message (Run:ai's error body `{"code", "message"}`)."""
+carrying the server's message (Run:ai's error body `{"code", "message"}`), and those of `wait`
+(the workload ended otherwise, or the time ran out)."""
 
 from __future__ import annotations
 
@@ -57,6 +58,21 @@ class Unavailable(ApiError):
 
 class ServerError(ApiError):
     """Any other error status."""
+
+
+class WaitTimeout(ClientError):
+    """`wait` gave up: the workload did not reach the phase in time."""
+
+
+class WorkloadEnded(ClientError):
+    """`wait` saw the workload end (Completed or Failed) in a phase that was not asked for."""
+
+    def __init__(self, workload: dict[str, Any]) -> None:
+        super().__init__(
+            f"workload {workload.get('name')} ended {workload.get('phase')}: "
+            f"{workload.get('phaseMessage') or ''}".rstrip(": ")
+        )
+        self.workload = workload
 
 
 _BY_STATUS: dict[int, type[ApiError]] = {

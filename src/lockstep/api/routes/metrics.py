@@ -22,9 +22,10 @@ from lockstep.api.deps import (
     ServicesDep,
 )
 from lockstep.api.deps import WorkloadId as WorkloadIdPath
+from lockstep.api.metrics_window import ClusterMetricsWindow, MetricsWindow, PooledMetricsWindow
 from lockstep.api.responses import json_response
 from lockstep.domain.errors import InvalidRequest
-from lockstep.domain.metrics import Measurement, Window, parse_window
+from lockstep.domain.metrics import Measurement
 from lockstep.schemas.metrics import (
     CLUSTER_METRIC_GROUPS,
     PROJECT_TELEMETRY_GROUPS,
@@ -34,10 +35,6 @@ from lockstep.schemas.metrics import (
 router = APIRouter(tags=["metrics"])
 P = ParamSpec("P")
 
-MetricType = Annotated[list[str] | None, Query(alias="metricType")]
-Start = Annotated[str | None, Query()]
-End = Annotated[str | None, Query()]
-NumberOfSamples = Annotated[int | None, Query(alias="numberOfSamples")]
 NodepoolName = Annotated[str | None, Query(alias="nodepoolName")]
 GroupBy = Annotated[list[str] | None, Query(alias="groupBy")]
 TelemetryType = Annotated[str | None, Query(alias="telemetryType")]
@@ -57,10 +54,6 @@ async def _measured(
     if services.metrics.remote:
         return await services.calls.store_off_loop(function, *args, **kwargs)
     return await services.calls.store(function, *args, **kwargs)
-
-
-def _window(start: str | None, end: str | None, samples: int | None) -> Window:
-    return parse_window(start, end, samples)
 
 
 def _list(values: Sequence[str] | None) -> list[str]:
@@ -120,19 +113,15 @@ async def workload_metrics(
     workload_id: WorkloadIdPath,
     caller: CallerDep,
     services: ServicesDep,
-    metric_type: MetricType = None,
-    start: Start = None,
-    end: End = None,
-    number_of_samples: NumberOfSamples = None,
+    query: MetricsWindow,
 ) -> Response:
-    window = _window(start, end, number_of_samples)
     found = await _measured(
         services,
         services.metrics.workload,
         caller,
         str(workload_id),
-        asked=metric_type,
-        window=window,
+        asked=query.metric_type,
+        window=query.window(),
     )
     return _answer(found)
 
@@ -143,20 +132,16 @@ async def pod_metrics(
     pod_id: Annotated[str, Path(alias="podId")],
     caller: CallerDep,
     services: ServicesDep,
-    metric_type: MetricType = None,
-    start: Start = None,
-    end: End = None,
-    number_of_samples: NumberOfSamples = None,
+    query: MetricsWindow,
 ) -> Response:
-    window = _window(start, end, number_of_samples)
     found = await _measured(
         services,
         services.metrics.pod,
         caller,
         str(workload_id),
         pod_id,
-        asked=metric_type,
-        window=window,
+        asked=query.metric_type,
+        window=query.window(),
     )
     return _answer(found)
 
@@ -190,21 +175,16 @@ async def project_metrics(
     project_id: ProjectId,
     caller: CallerDep,
     services: ServicesDep,
-    metric_type: MetricType = None,
-    start: Start = None,
-    end: End = None,
-    number_of_samples: NumberOfSamples = None,
-    nodepool_name: NodepoolName = None,
+    query: PooledMetricsWindow,
 ) -> Response:
-    window = _window(start, end, number_of_samples)
     found = await _measured(
         services,
         services.metrics.project,
         caller,
         project_id,
-        asked=metric_type,
-        window=window,
-        pool=nodepool_name,
+        asked=query.metric_type,
+        window=query.window(),
+        pool=query.nodepool_name,
     )
     return _answer(found)
 
@@ -214,21 +194,16 @@ async def department_metrics(
     department_id: DepartmentId,
     caller: CallerDep,
     services: ServicesDep,
-    metric_type: MetricType = None,
-    start: Start = None,
-    end: End = None,
-    number_of_samples: NumberOfSamples = None,
-    nodepool_name: NodepoolName = None,
+    query: PooledMetricsWindow,
 ) -> Response:
-    window = _window(start, end, number_of_samples)
     found = await _measured(
         services,
         services.metrics.department,
         caller,
         department_id,
-        asked=metric_type,
-        window=window,
-        pool=nodepool_name,
+        asked=query.metric_type,
+        window=query.window(),
+        pool=query.nodepool_name,
     )
     return _answer(found)
 
@@ -238,31 +213,25 @@ async def cluster_metrics(
     cluster_id: ClusterUuid,
     caller: CallerDep,
     services: ServicesDep,
-    metric_type: MetricType = None,
-    start: Start = None,
-    end: End = None,
-    number_of_samples: NumberOfSamples = None,
-    group_by: Annotated[str | None, Query(alias="groupBy")] = None,
-    nodepool_name: NodepoolName = None,
+    query: ClusterMetricsWindow,
 ) -> Response:
     """Ungrouped: a grouping the document names is refused, saying lockstep does not group
     these yet."""
-    if group_by is not None:
-        if group_by not in CLUSTER_METRIC_GROUPS:
+    if query.group_by is not None:
+        if query.group_by not in CLUSTER_METRIC_GROUPS:
             raise InvalidRequest.of(
                 "groupBy",
-                f"{group_by!r} is not a grouping; one of {', '.join(CLUSTER_METRIC_GROUPS)}",
+                f"{query.group_by!r} is not a grouping; one of {', '.join(CLUSTER_METRIC_GROUPS)}",
             )
         raise InvalidRequest.of("groupBy", "lockstep does not group a cluster's metrics")
-    window = _window(start, end, number_of_samples)
     found = await _measured(
         services,
         services.metrics.cluster,
         caller,
         str(cluster_id),
-        asked=metric_type,
-        window=window,
-        pool=nodepool_name,
+        asked=query.metric_type,
+        window=query.window(),
+        pool=query.nodepool_name,
     )
     return _answer(found)
 
@@ -273,20 +242,16 @@ async def node_pool_metrics(
     nodepool_name: Annotated[str, Path(alias="nodepoolName")],
     caller: CallerDep,
     services: ServicesDep,
-    metric_type: MetricType = None,
-    start: Start = None,
-    end: End = None,
-    number_of_samples: NumberOfSamples = None,
+    query: MetricsWindow,
 ) -> Response:
-    window = _window(start, end, number_of_samples)
     found = await _measured(
         services,
         services.metrics.node_pool,
         caller,
         str(cluster_id),
         nodepool_name,
-        asked=metric_type,
-        window=window,
+        asked=query.metric_type,
+        window=query.window(),
     )
     return _answer(found)
 
@@ -296,14 +261,15 @@ async def node_metrics(
     node_id: Annotated[str, Path(alias="nodeId")],
     caller: CallerDep,
     services: ServicesDep,
-    metric_type: MetricType = None,
-    start: Start = None,
-    end: End = None,
-    number_of_samples: NumberOfSamples = None,
+    query: MetricsWindow,
 ) -> Response:
     """A node by its name (lockstep's nodes have no other id)."""
-    window = _window(start, end, number_of_samples)
     found = await _measured(
-        services, services.metrics.node, caller, node_id, asked=metric_type, window=window
+        services,
+        services.metrics.node,
+        caller,
+        node_id,
+        asked=query.metric_type,
+        window=query.window(),
     )
     return _answer(found)
