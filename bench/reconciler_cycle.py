@@ -33,9 +33,11 @@ from typing import Any
 from lockstep.assembly import bootstrap, open_core
 from lockstep.config import Settings
 from lockstep.domain.cluster import Assignment, Gpu, Node
+from lockstep.domain.kinds import WorkloadKind
 from lockstep.domain.phases import DesiredPhase, Phase
 from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.workload import Workload, WorkloadUpdate
+from lockstep.domain.workload_request import WorkloadRequest
 from lockstep.reconciler.queue import WorkQueue
 from lockstep.runtimes.base import PodStatus
 from lockstep.runtimes.local.reconciler import LocalReconciler
@@ -186,7 +188,7 @@ def fill(database: Database, nodes: list[Node], *, running: int, pending: int, s
             phase_message="",
             phase_updated_at=now,
             framework=DistributedFramework.PYTORCH,
-            request=request(pool, pods, gpus),
+            request=WorkloadRequest(WorkloadKind.DISTRIBUTED, request(pool, pods, gpus)),
             priority_class="train",
             priority=50,
         )

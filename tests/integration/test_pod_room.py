@@ -21,6 +21,8 @@ from lockstep.api.app import create_app
 from lockstep.config import NodeSettings, Settings
 from lockstep.domain.clock import utc_now
 from lockstep.domain.cluster import Node
+from lockstep.domain.kinds import WorkloadKind
+from lockstep.domain.workload_request import WorkloadRequest
 from lockstep.runtimes.local.runtime import LocalRuntime
 from lockstep.store.database import Database
 from tests.conftest import make_settings
@@ -64,7 +66,7 @@ def stored_directly(settings: Settings, *, name: str, workers: int) -> str:
         spec = distributed("", name=name, workers=workers)["spec"]
         workload = dataclasses.replace(
             new_workload(database, name, created_at=now),
-            request={"spec": spec},
+            request=WorkloadRequest(WorkloadKind.DISTRIBUTED, {"spec": spec}),
             phase_updated_at=now,
         )
         with database.write() as unit:

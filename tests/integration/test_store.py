@@ -10,8 +10,10 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from lockstep.domain.errors import Conflict
+from lockstep.domain.kinds import WorkloadKind
 from lockstep.domain.phases import DesiredPhase, Phase
 from lockstep.domain.workload import Event, EventType, PhaseChange, Workload, WorkloadUpdate
+from lockstep.domain.workload_request import WorkloadRequest
 from lockstep.schemas.distributed import DistributedFramework
 from lockstep.store.database import Database
 
@@ -57,7 +59,10 @@ def new_workload(database: Database, name: str = "job", *, created_at: datetime 
         phase_message="",
         phase_updated_at=NOW,
         framework=DistributedFramework.PYTORCH,
-        request={"spec": {"image": "x", "distributedFramework": "PyTorch", "numWorkers": 1}},
+        request=WorkloadRequest(
+            WorkloadKind.DISTRIBUTED,
+            {"spec": {"image": "x", "distributedFramework": "PyTorch", "numWorkers": 1}},
+        ),
         priority_class="train",
         priority=50,
     )

@@ -14,6 +14,7 @@ from lockstep.domain.phases import DesiredPhase, Phase
 from lockstep.domain.priorities import priority_of
 from lockstep.domain.rules import check_request, check_single_pod_request
 from lockstep.domain.workload import Workload
+from lockstep.domain.workload_request import WorkloadRequest
 from lockstep.runtimes.kubernetes.render import render
 from lockstep.runtimes.kubernetes.settings import KubernetesSettings, SchedulerKind
 from lockstep.schemas.distributed import DistributedCreationRequest, DistributedFramework
@@ -62,11 +63,7 @@ def workload_of(
         phase_message="",
         phase_updated_at=NOW,
         framework=DistributedFramework(request.spec.distributed_framework),
-        request={
-            key: wire[key]
-            for key in ("spec", "masterSpecSameAsWorker", "masterSpec")
-            if key in wire
-        },
+        request=WorkloadRequest.of_creation(WorkloadKind.DISTRIBUTED, wire),
         priority_class=priority_class,
         priority=priority_of(priority_class),
         namespace=namespace,
@@ -116,7 +113,7 @@ def single_pod_workload_of(
         phase_message="",
         phase_updated_at=NOW,
         framework=None,
-        request={"spec": request.to_wire()["spec"]},
+        request=WorkloadRequest(kind, {"spec": request.to_wire()["spec"]}),
         priority_class=priority_class,
         priority=priority_of(priority_class),
         namespace="runai-team-a",

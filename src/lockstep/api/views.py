@@ -15,16 +15,14 @@ from typing import Any
 from lockstep.domain.clock import iso
 from lockstep.domain.cluster import NodeUse
 from lockstep.domain.images import mapped_environment
-from lockstep.domain.kinds import TRAITS, WorkloadKind
+from lockstep.domain.kinds import TRAITS
 from lockstep.domain.metrics import WorkloadFigures
 from lockstep.domain.organization import Cluster, Department, Project
 from lockstep.domain.phases import Phase
-from lockstep.domain.plan import ReplicaPlan, bounds_of, distributed_pod_count
-from lockstep.domain.priorities import is_preemptible
+from lockstep.domain.plan import GangLayout, ReplicaPlan
 from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.secrets import Secret
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
-from lockstep.schemas.distributed import DistributedFramework
 from lockstep.services.node_pools import PoolView
 from lockstep.services.nodes import GPU_PRODUCT_LABEL
 
@@ -66,7 +64,7 @@ def workload_body(workload: Workload) -> dict[str, Any]:
         body["departmentId"] = workload.department_id
     if workload.deleted_at is not None:
         body["deletedAt"] = iso(workload.deleted_at)
-    body.update(workload.request)
+    body.update(workload.request.wire)
     return body
 
 
@@ -118,14 +116,8 @@ def workload_item(
     `unapplied`: what of a workload the backend does not apply (the local runtime without a
     sandbox: what it asks that only a sandbox gives, which a condition names); `figures`: its
     time Pending and Running and its idle GPUs (services/metrics/series.py)."""
-    spec = w.request.get("spec") or {}
-    images = sorted(
-        {
-            image
-            for image in (spec.get("image"), (w.request.get("masterSpec") or {}).get("image"))
-            if image
-        }
-    )
+    requested = w.request
+    images = requested.images
     item: dict[str, Any] = {
         "tenantId": TENANT_ID,
         "id": w.id,
@@ -158,9 +150,9 @@ def workload_item(
         "runningPods": w.running_pods,
         "category": w.category or TRAITS[w.kind].default_category,
         "images": images,
-        "requestedPods": _requested_pods(w, spec),
+        "requestedPods": _requested_pods(requested.layout),
         "actionsSupport": {"delete": True, "suspend": not w.actual_phase.is_terminal},
-        "preemptible": is_preemptible(w.priority_class, spec.get("preemptibility")),
+        "preemptible": w.preemptible,
     }
     if figures is not None:
         item["totalPendingTimeSeconds"] = figures.pending_seconds
@@ -170,28 +162,20 @@ def workload_item(
         item["distributedFramework"] = w.framework.value
     if w.phase_reason is not None:  # the document's enum has no null
         item["phaseReason"] = w.phase_reason
-    if spec.get("command"):
-        item["command"] = spec["command"]
-    if spec.get("args"):
-        item["arguments"] = spec["args"]
+    if requested.command:
+        item["command"] = requested.command
+    if requested.args:
+        item["arguments"] = requested.args
     return item
 
 
-def _requested_pods(w: Workload, spec: Mapping[str, Any]) -> dict[str, int]:
+def _requested_pods(layout: GangLayout) -> dict[str, int]:
     """The pods a workload runs at once (`number`): a distributed one's leader and workers
     (an elastic PyTorch one's workers only, with their bounds `min` and `max`), a training's
     parallelism, a workspace's one."""
-    if w.kind is WorkloadKind.DISTRIBUTED:
-        framework = w.framework or DistributedFramework.PYTORCH
-        bounds = bounds_of(framework, spec.get("minReplicas"), spec.get("maxReplicas"))
-        workers = int(spec.get("numWorkers") or 1)
-        number = distributed_pod_count(workers, elastic=bounds is not None)
-        if bounds is None:
-            return {"number": number}
-        return {"number": number, "min": bounds[0], "max": bounds[1]}
-    if w.kind is WorkloadKind.TRAINING:
-        return {"number": min(int(spec.get("parallelism") or 1), int(spec.get("completions") or 1))}
-    return {"number": 1}
+    if layout.bounds is None:
+        return {"number": layout.together}
+    return {"number": layout.together, "min": layout.bounds[0], "max": layout.bounds[1]}
 
 
 def pod_item(pod: Pod, w: Workload, plan: ReplicaPlan) -> dict[str, Any]:
@@ -238,13 +222,13 @@ def exposed_urls(w: Workload, pods: list[Pod], *, host: str) -> list[str]:
     leader = w.plan().leader.pod_name
     bound = {p.container: p.host for pod in pods if pod.name == leader for p in pod.ports}
     urls = []
-    for exposed in (w.request.get("spec") or {}).get("exposedUrls") or ():
-        if exposed.get("exclude"):
+    for exposed in w.request.exposed_urls:
+        if exposed.exclude:
             continue
-        if exposed.get("url"):
-            urls.append(str(exposed["url"]))
-        elif exposed.get("container") is not None:
-            port = bound.get(exposed["container"], exposed["container"])
+        if exposed.url:
+            urls.append(exposed.url)
+        elif exposed.container is not None:
+            port = bound.get(exposed.container, exposed.container)
             urls.append(f"http://{host}:{port}")
     return urls
 

@@ -8,6 +8,9 @@ An elastic PyTorch workload (minReplicas/maxReplicas) is worker pods only, as Ku
 elastic PyTorchJobs are: `numWorkers` workers, worker-0 leading (it hosts the rendezvous), each
 a node of the rendezvous, so the bounds count exactly the pods that join it.
 
+One function, `lay_out_gang`, lays a gang out from its counts; the replica plan, the
+scheduler's compact gang and the API's `requestedPods` derive from that layout.
+
 Pure: built from the validated spec alone, used by the rules (pod-name lengths), by the
 scheduler (gang size and requests) and by every runtime (what to start).
 """
@@ -16,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import NamedTuple
 
 from lockstep.domain.kinds import WorkloadKind
 from lockstep.schemas.distributed import (
@@ -136,14 +140,6 @@ class ReplicaPlan:
         raise KeyError(pod_name)
 
 
-def pod_name(workload_name: str, role: Role, index: int) -> str:
-    """`<workload>-<role>-<index>`, as the operators name pods; `<workload>-<index>` for a
-    training's or workspace's."""
-    if role in SINGLE_POD_ROLES:
-        return f"{workload_name}-{index}"
-    return f"{workload_name}-{role.value}-{index}"
-
-
 SINGLE_POD_ROLES = frozenset({Role.TRAINING, Role.WORKSPACE})
 
 SINGLE_POD_ROLE: dict[WorkloadKind, Role] = {
@@ -156,28 +152,130 @@ DEFAULT_SINGLE_POD_RESTART_POLICY = RestartPolicy.NEVER
 again (restartPolicy Never or OnFailure alike) until backoffLimit failures."""
 
 
-def single_pod_counts(spec: PodSpec) -> tuple[int, int]:
-    """A training's (completions, parallelism) as a Job counts them: one of each by default,
-    parallelism one when only completions is given, never more at once than completions."""
-    if not isinstance(spec, TrainingSpec):
-        return 1, 1
-    completions = spec.completions or 1
-    parallelism = spec.parallelism or 1
-    return completions, min(parallelism, completions)
+def pod_name_prefix(workload_name: str, role: Role) -> str:
+    """What a pod's name is before its index: `<workload>-<role>-`, as the operators name
+    pods; `<workload>-` for a training's or workspace's."""
+    if role in SINGLE_POD_ROLES:
+        return f"{workload_name}-"
+    return f"{workload_name}-{role.value}-"
+
+
+def pod_name(workload_name: str, role: Role, index: int) -> str:
+    """`<workload>-<role>-<index>`, as the operators name pods; `<workload>-<index>` for a
+    training's or workspace's."""
+    return f"{pod_name_prefix(workload_name, role)}{index}"
+
+
+class GangCounts(NamedTuple):
+    """What sizes a gang, as a request gives it (unset fields None)."""
+
+    kind: WorkloadKind
+    framework: DistributedFramework | None = None
+    num_workers: int | None = None
+    min_replicas: int | None = None
+    max_replicas: int | None = None
+    completions: int | None = None
+    parallelism: int | None = None
+
+    @classmethod
+    def of_spec(cls, kind: WorkloadKind, spec: PodSpec) -> GangCounts:
+        """The counts of a validated spec of `kind`."""
+        if isinstance(spec, WorkerSpec):
+            return cls(
+                kind,
+                spec.distributed_framework,
+                spec.num_workers,
+                spec.min_replicas,
+                spec.max_replicas,
+            )
+        if isinstance(spec, TrainingSpec):
+            return cls(kind, completions=spec.completions, parallelism=spec.parallelism)
+        return cls(kind)
+
+
+@dataclass(frozen=True, slots=True)
+class ReplicaGroup:
+    """Consecutive pods of one role that run one spec: indexes `first` to `first + count - 1`."""
+
+    role: Role
+    first: int
+    count: int
+    runs_leader_spec: bool = False
+    """The leader alone, which runs the master's spec when the request gives one."""
+
+    def prefix(self, workload_name: str) -> str:
+        return pod_name_prefix(workload_name, self.role)
+
+
+class GangLayout(NamedTuple):
+    """How a workload's pods are laid out: its groups, the leader first in the first one."""
+
+    groups: tuple[ReplicaGroup, ...]
+    together: int
+    """How many pods are admitted together: a training's `parallelism`, else all of them."""
+    bounds: tuple[int, int] | None = None
+    """An elastic PyTorch gang's (minReplicas, maxReplicas), in worker pods."""
+
+    @property
+    def pods(self) -> int:
+        return sum(group.count for group in self.groups)
+
+
+def lay_out_gang(counts: GangCounts) -> GangLayout:
+    """The one layout of a gang, which the replica plan, the scheduler's gang and the API's
+    `requestedPods` derive from.
+
+    A distributed workload is its leader (master, chief, launcher; JAX's coordinating
+    worker-0) and `numWorkers` workers; an elastic PyTorch one its `numWorkers` worker pods
+    only, worker-0 leading. A training is one pod per completion, `parallelism` of them (never
+    more than completions, one when only completions is given) admitted together, as a Job
+    counts them; a workspace one pod."""
+    if counts.kind is not WorkloadKind.DISTRIBUTED:
+        role = SINGLE_POD_ROLE[counts.kind]
+        if counts.kind is not WorkloadKind.TRAINING:
+            return GangLayout((ReplicaGroup(role, 0, 1),), together=1)
+        completions = counts.completions or 1
+        parallelism = min(counts.parallelism or 1, completions)
+        return GangLayout((ReplicaGroup(role, 0, completions),), together=parallelism)
+    framework = counts.framework or DistributedFramework.PYTORCH
+    workers = counts.num_workers or 1
+    bounds = bounds_of(framework, counts.min_replicas, counts.max_replicas)
+    if bounds is not None:
+        return GangLayout((ReplicaGroup(Role.WORKER, 0, workers),), workers, bounds)
+    leader = LEADER_ROLE[framework]
+    # JAX's coordinating worker-0 comes on top of numWorkers.
+    first_worker = 1 if leader is Role.WORKER else 0
+    groups = (
+        ReplicaGroup(leader, 0, 1, runs_leader_spec=True),
+        ReplicaGroup(Role.WORKER, first_worker, workers),
+    )
+    return GangLayout(groups, together=1 + workers)
+
+
+def _replicas(
+    workload_name: str, layout: GangLayout, *, leader: PodSpec, worker: PodSpec
+) -> tuple[Replica, ...]:
+    """The layout's pods in rank order, the first one leading."""
+    return tuple(
+        Replica(
+            group.role,
+            index,
+            pod_name(workload_name, group.role, index),
+            leader if group.runs_leader_spec else worker,
+            is_leader=position == 0 and index == group.first,
+        )
+        for position, group in enumerate(layout.groups)
+        for index in range(group.first, group.first + group.count)
+    )
 
 
 def build_single_pod_plan(workload_name: str, kind: WorkloadKind, spec: PodSpec) -> ReplicaPlan:
     """The plan of a training or workspace: one replica per completion, the first leading."""
-    role = SINGLE_POD_ROLE[kind]
-    completions, parallelism = single_pod_counts(spec)
-    replicas = tuple(
-        Replica(role, i, pod_name(workload_name, role, i), spec, is_leader=i == 0)
-        for i in range(completions)
-    )
+    layout = lay_out_gang(GangCounts.of_spec(kind, spec))
     return ReplicaPlan(
         workload_name=workload_name,
         framework=None,
-        replicas=replicas,
+        replicas=_replicas(workload_name, layout, leader=spec, worker=spec),
         restart_policy=spec.restart_policy or DEFAULT_SINGLE_POD_RESTART_POLICY,
         backoff_limit=DEFAULT_BACKOFF_LIMIT if spec.backoff_limit is None else spec.backoff_limit,
         clean_pod_policy=CleanPodPolicy.NONE,
@@ -185,7 +283,7 @@ def build_single_pod_plan(workload_name: str, kind: WorkloadKind, spec: PodSpec)
         min_workers=None,
         max_workers=None,
         kind=kind,
-        parallelism=parallelism,
+        parallelism=layout.together,
     )
 
 
@@ -223,13 +321,6 @@ def bounds_of(
     return low, high
 
 
-def distributed_pod_count(num_workers: int, *, elastic: bool) -> int:
-    """How many pods a distributed workload has (`build_plan`'s replicas): its leader (master,
-    chief, launcher; JAX's coordinating worker-0) and `num_workers` workers, or an elastic
-    PyTorch workload's `num_workers` worker pods only."""
-    return num_workers if elastic else num_workers + 1
-
-
 def build_plan(
     workload_name: str,
     spec: WorkerSpec,
@@ -239,10 +330,9 @@ def build_plan(
 ) -> ReplicaPlan:
     """The replica plan of a validated spec (distributedFramework and numWorkers are set)."""
     framework = spec.distributed_framework or DistributedFramework.PYTORCH
-    num_workers = spec.num_workers or 1
-    bounds = elastic_bounds(spec)
-    leader_role = Role.WORKER if bounds is not None else LEADER_ROLE[framework]
-    first_worker = 1 if leader_role is Role.WORKER else 0
+    layout = lay_out_gang(GangCounts.of_spec(WorkloadKind.DISTRIBUTED, spec))
+    bounds = layout.bounds
+    # An elastic gang's leader is one of its workers.
     leader = (
         spec
         if bounds is not None
@@ -250,20 +340,10 @@ def build_plan(
             spec, master_spec_same_as_worker=master_spec_same_as_worker, master_spec=master_spec
         )
     )
-    worker: PodSpec = spec
-    replicas = [
-        Replica(leader_role, 0, pod_name(workload_name, leader_role, 0), leader, is_leader=True)
-    ]
-    # JAX's coordinating worker-0 comes on top of numWorkers; an elastic gang's is one of them.
-    last_worker = num_workers if bounds is None else num_workers - 1
-    replicas += [
-        Replica(Role.WORKER, i, pod_name(workload_name, Role.WORKER, i), worker)
-        for i in range(first_worker, first_worker + last_worker)
-    ]
     return ReplicaPlan(
         workload_name=workload_name,
         framework=framework,
-        replicas=tuple(replicas),
+        replicas=_replicas(workload_name, layout, leader=leader, worker=spec),
         restart_policy=spec.restart_policy or DEFAULT_RESTART_POLICY[framework],
         backoff_limit=DEFAULT_BACKOFF_LIMIT if spec.backoff_limit is None else spec.backoff_limit,
         clean_pod_policy=spec.clean_pod_policy or CleanPodPolicy.NONE,
@@ -276,7 +356,6 @@ def build_plan(
 
 def longest_pod_name_suffix(framework: DistributedFramework, num_workers: int) -> str:
     """The longest `-<role>-<index>` a plan of this shape appends to the workload's name."""
-    leader = LEADER_ROLE[framework]
-    last_worker = num_workers if leader is Role.WORKER else num_workers - 1
-    candidates = [f"-{leader.value}-0", f"-{Role.WORKER.value}-{last_worker}"]
+    layout = lay_out_gang(GangCounts(WorkloadKind.DISTRIBUTED, framework, num_workers))
+    candidates = [f"-{g.role.value}-{g.first + g.count - 1}" for g in layout.groups]
     return max(candidates, key=len)

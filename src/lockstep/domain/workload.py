@@ -11,10 +11,11 @@ from typing import Any
 from lockstep.domain.cluster import Assignment
 from lockstep.domain.kinds import WorkloadKind
 from lockstep.domain.phases import DesiredPhase, Phase
-from lockstep.domain.plan import ReplicaPlan, build_plan, build_single_pod_plan
+from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.pod_security import DEFAULT_LEVEL, PodSecurityLevel
-from lockstep.schemas.distributed import DistributedFramework, MasterSpec, PodSpec, WorkerSpec
-from lockstep.schemas.single_pod import TrainingSpec, WorkspaceSpec
+from lockstep.domain.priorities import is_preemptible
+from lockstep.domain.workload_request import WorkloadRequest
+from lockstep.schemas.distributed import DistributedFramework
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,17 +49,6 @@ class PendingMessage:
         )
 
 
-WorkloadRequest = dict[str, Any]
-"""The wire form of what the user asked for: `spec`, and for a distributed workload
-`masterSpecSameAsWorker` and `masterSpec`."""
-
-SPEC_MODELS: dict[WorkloadKind, type[PodSpec]] = {
-    WorkloadKind.DISTRIBUTED: WorkerSpec,
-    WorkloadKind.TRAINING: TrainingSpec,
-    WorkloadKind.WORKSPACE: WorkspaceSpec,
-}
-
-
 @dataclass(frozen=True, slots=True)
 class Workload:
     """A workload as stored: identity, ownership, kind, intent and observed phase."""
@@ -78,6 +68,7 @@ class Workload:
     framework: DistributedFramework | None
     """A distributed workload's framework; None for a training or workspace."""
     request: WorkloadRequest
+    """What the user asked for, read through its typed accessors."""
     priority_class: str
     priority: int
     category: str | None = None
@@ -106,22 +97,14 @@ class Workload:
     def phase_reason(self) -> str | None:
         return self.pending[0].phase_reason if self.pending else None
 
-    def spec(self) -> PodSpec:
-        """The stored `spec`, as its kind's model."""
-        return SPEC_MODELS[self.kind].model_validate(self.request.get("spec") or {}, strict=False)
+    @property
+    def preemptible(self) -> bool:
+        """Whether it may be preempted: as its spec asks, else as its priority class implies."""
+        return is_preemptible(self.priority_class, self.request.preemptibility)
 
     def plan(self) -> ReplicaPlan:
         """The replica plan of the stored request."""
-        if self.kind is not WorkloadKind.DISTRIBUTED:
-            return build_single_pod_plan(self.name, self.kind, self.spec())
-        spec = WorkerSpec.model_validate(self.request.get("spec") or {}, strict=False)
-        master = self.request.get("masterSpec")
-        return build_plan(
-            self.name,
-            spec,
-            master_spec_same_as_worker=self.request.get("masterSpecSameAsWorker"),
-            master_spec=None if master is None else MasterSpec.model_validate(master, strict=False),
-        )
+        return self.request.plan(self.name)
 
 
 class PodPhase(StrEnum):

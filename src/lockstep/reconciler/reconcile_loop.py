@@ -112,7 +112,7 @@ class ReconcileLoop(ABC):
         """When a workload that is ending now is deleted (its
         autoDeletionTimeAfterCompletionSeconds after now), queued again for then; None when it
         asks for no deletion, or had already ended."""
-        seconds = (workload.request.get("spec") or {}).get("autoDeletionTimeAfterCompletionSeconds")
+        seconds = workload.request.auto_deletion_seconds
         if seconds is None or workload.actual_phase.is_terminal:
             return None
         self._queue.add_after(workload.id, float(seconds))

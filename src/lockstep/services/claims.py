@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator
-from typing import Any
 
 from lockstep.auth.access import Action, Resource, Scope
 from lockstep.auth.tokens import Principal
@@ -76,7 +75,9 @@ class ClaimService:
             project = _project(unit, caller, project_id, Action.DELETE)
             if not self._claims.exists(project.id, name):
                 raise _missing(project, name)
-            users = sorted(w.name for w in _live_workloads(unit, project.id) if name in _pvcs(w))
+            users = sorted(
+                w.name for w in _live_workloads(unit, project.id) if name in w.request.claim_names
+            )
         if users:
             which = "the workload" if len(users) == 1 else "the workloads"
             raise Conflict(
@@ -123,19 +124,6 @@ def _live_workloads(unit: UnitOfWork, project_id: str) -> Iterator[Workload]:
         if not more:
             return
         offset += len(page)
-
-
-def _pvcs(workload: Workload) -> set[str]:
-    """The names of the project's claims (not ephemeral ones) that the workload's pods mount."""
-    names: set[str] = set()
-    for key in ("spec", "masterSpec"):
-        pod_spec: Any = workload.request.get(key) or {}
-        storage: Any = pod_spec.get("storage") if isinstance(pod_spec, dict) else None
-        claims: Any = storage.get("pvc") if isinstance(storage, dict) else None
-        for claim in claims or []:
-            if isinstance(claim, dict) and claim.get("claimName") and not claim.get("ephemeral"):
-                names.add(str(claim["claimName"]))
-    return names
 
 
 def _missing(project: Project, name: str) -> NotFound:

@@ -19,7 +19,6 @@ from typing import Any
 
 from lockstep.domain.cluster import Node
 from lockstep.domain.node_pools import DEFAULT_POOL
-from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.workload import Workload
 from lockstep.scheduler.gang.of_workload import gang_of
 from lockstep.scheduler.quota.pool_amounts import asked, home_pool, placed_amounts
@@ -128,8 +127,7 @@ def quota_statuses(
     for workload in admitted:
         if workload.placement is None:
             continue
-        spec = workload.request.get("spec") or {}
-        non_preemptible = not is_preemptible(workload.priority_class, spec.get("preemptibility"))
+        non_preemptible = not workload.preemptible
         needs = list(gang_of(workload).shape.pods())
         for pool, amounts in placed_amounts(needs, workload.placement, pool_of_node).items():
             held = _in_megabytes(amounts)

@@ -27,6 +27,7 @@ from lockstep.domain.pod_security import AllowedHostPath
 from lockstep.domain.priorities import priority_of
 from lockstep.domain.rules import check_request, check_single_pod_request
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
+from lockstep.domain.workload_request import WorkloadRequest
 from lockstep.schemas.distributed import DistributedCreationRequest, DistributedFramework
 from lockstep.schemas.single_pod import (
     CreationRequest,
@@ -164,7 +165,6 @@ class WorkloadService:
         if forbidden:
             raise InvalidRequest(forbidden)
         now = self._clock()
-        wire = request.to_wire()
         priority_class = request.spec.priority_class or TRAITS[kind].default_priority_class
         return Workload(
             id=self._new_id(),
@@ -181,11 +181,7 @@ class WorkloadService:
             phase_updated_at=now,
             framework=framework,
             kind=kind,
-            request={
-                key: wire[key]
-                for key in ("spec", "masterSpecSameAsWorker", "masterSpec")
-                if key in wire
-            },
+            request=WorkloadRequest.of_creation(kind, request.to_wire()),
             priority_class=priority_class,
             priority=priority_of(priority_class),
             category=request.spec.category,

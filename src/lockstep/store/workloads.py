@@ -51,6 +51,7 @@ from lockstep.domain.workload import (
     Workload,
     WorkloadUpdate,
 )
+from lockstep.domain.workload_request import WorkloadRequest
 from lockstep.schemas.distributed import DistributedFramework
 from lockstep.store.metrics import time_in_phase
 from lockstep.store.tables import departments, events, phase_changes, pods, projects, workloads
@@ -259,7 +260,7 @@ def _workload(row: Row[Any]) -> Workload:
         phase_updated_at=phase_updated_at,
         framework=DistributedFramework(framework) if framework else None,
         kind=WorkloadKind(kind),
-        request=orjson.loads(request),
+        request=WorkloadRequest(WorkloadKind(kind), orjson.loads(request)),
         priority_class=priority_class,
         priority=priority,
         category=category,
@@ -436,7 +437,7 @@ class WorkloadRepository:
             "category": workload.category,
             "priority_class": workload.priority_class,
             "priority": workload.priority,
-            "request": orjson.dumps(workload.request).decode(),
+            "request": orjson.dumps(workload.request.wire).decode(),
         }
         try:
             self._db.execute(_INSERT_WORKLOAD, values)

@@ -166,7 +166,7 @@ async def get_workload(
         unapplied=services.unapplied,
         figures=figures.get(workload.id),
     )
-    if (workload.request.get("spec") or {}).get("exposedUrls"):
+    if workload.request.exposed_urls:
         _, pods = await services.calls.store(
             services.workloads.pods, caller, str(workload_id), deleted=False
         )

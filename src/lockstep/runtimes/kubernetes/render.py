@@ -56,11 +56,6 @@ class ReplicaType:
     """Its pods are all of `role` (not so for JAX's Worker, which includes the leader)."""
 
 
-def worker_spec_of(workload: Workload) -> WorkerSpec:
-    """The stored `spec` of a workload (the workers' pod spec and the topology)."""
-    return WorkerSpec.model_validate(workload.request.get("spec") or {}, strict=False)
-
-
 def workers_spec(plan: ReplicaPlan) -> PodSpec:
     """The spec the workers other than the leader run (JAX's leader and an elastic PyTorch
     gang's are workers too, and an elastic gang of one has no other)."""
@@ -181,7 +176,7 @@ def render(workload: Workload, plan: ReplicaPlan, settings: KubernetesSettings) 
         )
     if plan.framework is None:
         return single_pod_manifests(workload, plan, settings)
-    spec = worker_spec_of(workload)
+    spec = workload.request.worker_spec
     kind = JOB_KINDS[plan.framework]
     scheduling = scheduling_of(workload, plan, settings, spec=spec)
     replica_specs: dict[str, Any] = {}

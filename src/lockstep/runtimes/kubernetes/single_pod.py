@@ -92,7 +92,7 @@ def single_pod_manifests(
 ) -> list[Manifest]:
     """Every manifest of a training or workspace in apply order: the PVCs it creates, the
     Volcano PodGroup, the Job or StatefulSet, its Services and Ingresses."""
-    spec = workload.spec()
+    spec = workload.request.spec
     kind: ObjectKind = SINGLE_POD_KINDS[plan.kind]
     scheduling: Scheduling = scheduling_of(workload, plan, settings, spec=spec)
     rendered = pod_template(

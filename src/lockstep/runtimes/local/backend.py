@@ -17,7 +17,7 @@ from pydantic import ValidationError
 from lockstep.config import SandboxMode, Settings
 from lockstep.domain.cluster import Node, NodeUse
 from lockstep.domain.errors import Violation
-from lockstep.domain.workload import SPEC_MODELS, Workload
+from lockstep.domain.workload import Workload
 from lockstep.runtimes.backend import Backend, Organization, Renderer, Wiring
 from lockstep.runtimes.base import PodStartError
 from lockstep.runtimes.local import machine
@@ -28,7 +28,6 @@ from lockstep.runtimes.local.sandbox.asked import isolation_asked
 from lockstep.runtimes.local.sandbox.policy import policy_of, unknown_data_volumes
 from lockstep.runtimes.local.volumes.claims import Claims
 from lockstep.runtimes.local.workload_launches import Launches
-from lockstep.schemas.distributed import MasterSpec
 from lockstep.schemas.single_pod import CreationRequest
 from lockstep.services.metrics.sources import SampledMetrics
 from lockstep.services.nodes import LocalNodes
@@ -100,10 +99,10 @@ class LocalBackend(Backend):
 def isolation_asked_of(workload: Workload) -> list[str]:
     """What the workload's specs ask that only a sandbox gives, each field once."""
     asked: dict[str, None] = {}
-    spec_model = SPEC_MODELS[workload.kind]
-    for key, model in (("spec", spec_model), ("masterSpec", MasterSpec)):
-        wire = workload.request.get(key)
-        if wire:
-            with contextlib.suppress(ValidationError, PodStartError):
-                asked |= dict.fromkeys(isolation_asked(model.model_validate(wire, strict=False)))
+    request = workload.request
+    for read in (lambda: request.spec, lambda: request.master_spec):
+        with contextlib.suppress(ValidationError, PodStartError):
+            spec = read()
+            if spec is not None:
+                asked |= dict.fromkeys(isolation_asked(spec))
     return list(asked)

@@ -22,7 +22,6 @@ from lockstep.domain.clock import Clock
 from lockstep.domain.cluster import Assignment, Node
 from lockstep.domain.phases import DesiredPhase, Phase, can_transition, check_transition
 from lockstep.domain.plan import ReplicaPlan
-from lockstep.domain.priorities import is_preemptible
 from lockstep.domain.workload import EventType, PendingMessage, PodPhase, Workload, WorkloadUpdate
 from lockstep.observability.instruments import Instruments
 from lockstep.reconciler.observed import Recorder
@@ -223,9 +222,8 @@ class LocalReconciler(ReconcileLoop):
         return False
 
     def _grace(self, workload: Workload) -> float:
-        spec = workload.request.get("spec") or {}
-        seconds = spec.get("terminationGracePeriodSeconds")
-        return DEFAULT_GRACE_SECONDS if seconds is None else float(seconds)
+        seconds = workload.request.termination_grace_seconds
+        return DEFAULT_GRACE_SECONDS if seconds is None else seconds
 
     # --- desired: Stopped -----------------------------------------------------------------
 
@@ -280,8 +278,7 @@ class LocalReconciler(ReconcileLoop):
         self._runtime.delete(workload.id, keep_logs=True)
         change.pods_removed = True
         self._schedule_needed = True
-        spec = workload.request.get("spec") or {}
-        if spec.get("terminateAfterPreemption"):
+        if workload.request.terminate_after_preemption:
             change.phase = Phase.FAILED
             change.message = f"{workload.phase_message}; terminated (terminateAfterPreemption)"
         else:
@@ -551,7 +548,6 @@ class LocalReconciler(ReconcileLoop):
             else:
                 needs = _held_and_next(gang, placement, room)
                 usage.hold(needs, placement)
-            spec = workload.request.get("spec") or {}
             holders.append(
                 Holder(
                     workload_id=workload.id,
@@ -559,7 +555,7 @@ class LocalReconciler(ReconcileLoop):
                     needs=needs,
                     placement=dict(placement),
                     priority=workload.priority,
-                    preemptible=is_preemptible(workload.priority_class, spec.get("preemptibility")),
+                    preemptible=workload.preemptible,
                     leaving=workload.actual_phase is Phase.TERMINATING,
                     waiting=[need for need in needs if need.pod not in placement],
                     affinity=gang.affinity,
@@ -582,7 +578,6 @@ class LocalReconciler(ReconcileLoop):
 
     def _candidate(self, workload: Workload) -> Candidate:
         gang = self._gang(workload)
-        spec = workload.request.get("spec") or {}
         return Candidate(
             workload_id=workload.id,
             name=workload.name,
@@ -591,7 +586,7 @@ class LocalReconciler(ReconcileLoop):
             priority=workload.priority,
             required=gang.required,
             project_id=workload.project_id,
-            preemptible=is_preemptible(workload.priority_class, spec.get("preemptibility")),
+            preemptible=workload.preemptible,
         )
 
     def _never_fit(self, nodes: list[Node], candidates: list[Candidate]) -> dict[str, str]:

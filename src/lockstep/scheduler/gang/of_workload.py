@@ -7,24 +7,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from lockstep.domain.kinds import WorkloadKind
-from lockstep.domain.plan import (
-    LEADER_ROLE,
-    SINGLE_POD_ROLE,
-    ReplicaPlan,
-    Role,
-    elastic_bounds,
-    leader_spec,
-    pod_name,
-    single_pod_counts,
-)
+from lockstep.domain.plan import ReplicaPlan
 from lockstep.domain.quantities import parse_quantity
 from lockstep.domain.workload import Workload
 from lockstep.scheduler.gang.needs import ONE, ZERO, GpuNeed, PodNeed
 from lockstep.scheduler.gang.selectors import selector_of
 from lockstep.scheduler.gang.shape import GangShape, NumberedNames, PodGroup
 from lockstep.schemas.compute import GpuRequestType
-from lockstep.schemas.distributed import DistributedFramework, MasterSpec, PodSpec, WorkerSpec
+from lockstep.schemas.distributed import PodSpec
 from lockstep.schemas.pod import PodAffinity
 
 
@@ -86,50 +76,22 @@ class Gang:
 
 
 def gang_of(workload: Workload) -> Gang:
-    """The workload's gang, read from its stored request in the time its spec takes to read,
-    whatever its number of workers; its pods are named as its plan (domain/plan.py) names
-    them, in the same order."""
-    if workload.kind is not WorkloadKind.DISTRIBUTED:
-        return _single_pod_gang(workload)
-    spec = WorkerSpec.model_validate(workload.request.get("spec") or {}, strict=False)
-    workers = spec.num_workers or 1
-    bounds = elastic_bounds(spec)
-    if bounds is not None:
-        # As the plan decides it: an elastic PyTorch gang is its worker pods only, worker-0
-        # leading, and starts with minReplicas of them.
-        prefix = f"{workload.name}-{Role.WORKER.value}-"
-        elastic = PodGroup(pod_need(f"{prefix}0", spec), NumberedNames(prefix, 0, workers))
-        affinity = spec.pod_affinity if spec.pod_affinity and spec.pod_affinity.key else None
-        return Gang(GangShape((elastic,)), max(1, min(bounds[0], workers)), affinity)
-    master = workload.request.get("masterSpec")
-    leader = leader_spec(
-        spec,
-        master_spec_same_as_worker=workload.request.get("masterSpecSameAsWorker"),
-        master_spec=None if master is None else MasterSpec.model_validate(master, strict=False),
-    )
-    framework = spec.distributed_framework or DistributedFramework.PYTORCH
-    role = LEADER_ROLE[framework]
-    first_worker = 1 if role is Role.WORKER else 0
-    leader_name = pod_name(workload.name, role, 0)
-    shape = GangShape(
-        (
-            PodGroup(pod_need(leader_name, leader), (leader_name,)),
-            PodGroup(
-                pod_need(pod_name(workload.name, Role.WORKER, first_worker), spec),
-                NumberedNames(f"{workload.name}-{Role.WORKER.value}-", first_worker, workers),
-            ),
-        )
-    )
-    affinities = (s.pod_affinity for s in (leader, spec) if s.pod_affinity is not None)
-    affinity = next((a for a in affinities if a.key), None)
-    return Gang(shape, None, affinity)
-
-
-def _single_pod_gang(workload: Workload) -> Gang:
-    """A training's `parallelism` pods, admitted together; a workspace's one pod."""
-    spec = workload.spec()
-    _, parallelism = single_pod_counts(spec)
-    first = pod_name(workload.name, SINGLE_POD_ROLE[workload.kind], 0)
-    names = NumberedNames(f"{workload.name}-", 0, parallelism)
-    affinity = spec.pod_affinity if spec.pod_affinity and spec.pod_affinity.key else None
-    return Gang(GangShape((PodGroup(pod_need(first, spec), names),)), None, affinity)
+    """The workload's gang, derived from its layout (domain/plan.lay_out_gang) in the time its
+    specs take to read, whatever its number of workers: one group of pods per run of pods that
+    share a spec, named as its plan names them, in the same order. A training's gang is the
+    `parallelism` pods admitted together."""
+    request = workload.request
+    layout = request.layout
+    worker, leader = request.spec, request.leader_spec
+    together = layout.together
+    groups: list[PodGroup] = []
+    for group in layout.groups:
+        count = min(group.count, together - sum(g.count for g in groups))
+        spec = leader if group.runs_leader_spec else worker
+        prefix = group.prefix(workload.name)
+        names = NumberedNames(prefix, group.first, count)
+        groups.append(PodGroup(pod_need(f"{prefix}{group.first}", spec), names))
+    specs = (leader, worker) if layout.groups[0].runs_leader_spec else (worker,)
+    affinity = next((s.pod_affinity for s in specs if s.pod_affinity and s.pod_affinity.key), None)
+    required = None if layout.bounds is None else max(1, min(layout.bounds[0], layout.pods))
+    return Gang(GangShape(tuple(groups)), required, affinity)
