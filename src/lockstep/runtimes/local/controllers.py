@@ -88,7 +88,7 @@ class ThreadController:
             cgroup_dir=settings.cgroup_dir,
             image_environments=settings.image_environments,
             nodes=machine.nodes(settings.nodes),
-            values=lambda project_id: _project_values(database, project_id),
+            values=lambda project_id: _project_secrets(database, project_id),
         )
         self.reconciler = LocalReconciler(
             database,
@@ -284,7 +284,7 @@ def _sandboxes(settings: Settings) -> SandboxPolicy:
     return policy
 
 
-def _project_values(database: Database, project_id: str) -> ProjectSecrets:
+def _project_secrets(database: Database, project_id: str) -> ProjectSecrets:
     with database.read() as unit:
         return unit.secrets.for_project(project_id)
 

@@ -17,11 +17,9 @@ given back pod by pod rather than tried on a copy of every node.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from decimal import Decimal
+from collections.abc import Sequence
 
-from lockstep.domain.cluster import Assignment, Node
-from lockstep.scheduler.gang.needs import ZERO, GangPlacement, PodNeed, size_of
+from lockstep.scheduler.gang.needs import GangPlacement, PodNeed, size_of
 from lockstep.scheduler.nodes.index import affinity_key
 from lockstep.scheduler.nodes.shortfall import (
     GangShortfall,
@@ -133,24 +131,5 @@ def _place_on(
     return placed
 
 
-def topology_groups(nodes: Sequence[Node], affinity: PodAffinity | None) -> list[list[Node]]:
-    """The sets of nodes to try the gang on, in order (none: a required key no node has)."""
-    if affinity is None or not affinity.key:
-        return [list(nodes)]
-    groups: dict[str, list[Node]] = {}
-    for node in nodes:
-        value = node.label(affinity.key)
-        if value is not None:
-            groups.setdefault(value, []).append(node)
-    ordered = list(groups.values())
-    if not _is_required(affinity):
-        ordered.append(list(nodes))
-    return ordered
-
-
 def _is_required(affinity: PodAffinity) -> bool:
     return affinity.type is not PodAffinityType.PREFERRED
-
-
-def total_gpus(assignments: Iterable[Assignment]) -> Decimal:
-    return sum((a.gpu_amount for a in assignments), ZERO)
