@@ -603,13 +603,18 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+RECONCILER_MODULES = (b"lockstep.runtimes.local.controllers", b"lockstep.reconciler.controller")
+"""Where the reconciler's child process runs, in this tree and (for `--baseline`) before the
+runtimes became backends."""
+
+
 def reconciler_pid(running: Server) -> int:
     """The server's child process that runs the reconciler and the local runtime."""
     for task in Path(f"/proc/{running.process.pid}/task").glob("*/children"):
         for child in task.read_text().split():
             with contextlib.suppress(OSError):
                 command = Path(f"/proc/{child}/cmdline").read_bytes()
-                if b"lockstep.runtimes.local.controllers" in command:
+                if any(module in command for module in RECONCILER_MODULES):
                     return int(child)
     raise RuntimeError("the reconciler process was not found")
 
