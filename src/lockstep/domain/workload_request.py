@@ -132,7 +132,7 @@ class WorkloadRequest:
         """Its exposedUrls (the spec's model is built only when it has some)."""
         if not self._spec_wire.get("exposedUrls"):
             return []
-        return list(getattr(self.spec, "exposed_urls", None) or ())
+        return list(self.spec.exposed_urls or ())
 
     @property
     def counts(self) -> GangCounts:
@@ -199,13 +199,6 @@ class WorkloadRequest:
                 else spec
             )
         return self._leader
-
-    def pod_specs(self) -> list[PodSpec]:
-        """Each spec it gives (its `spec`, and a distinct `masterSpec`), as models."""
-        specs = [self.spec]
-        if self.master_spec is not None:
-            specs.append(self.master_spec)
-        return specs
 
     def plan(self, workload_name: str) -> ReplicaPlan:
         """The replica plan of the request under the workload's name."""
