@@ -13,6 +13,7 @@ from lockstep.domain.clock import Clock, utc_now
 from lockstep.services.identity import BootstrapResult, IdentityService
 from lockstep.services.organization import OrganizationService
 from lockstep.services.secrets import SecretService
+from lockstep.services.users import UserService
 from lockstep.store.database import Database
 
 
@@ -22,6 +23,7 @@ class Core:
     database: Database
     tokens: TokenAuthority
     identity: IdentityService
+    users: UserService
     organization: OrganizationService
     secrets: SecretService
     clock: Clock
@@ -41,13 +43,17 @@ def open_core(settings: Settings, *, clock: Clock = utc_now, group_commit: bool 
     )
     database.migrate()
     tokens = TokenAuthority(
-        load_or_create_key(settings.signing_key_path), ttl_seconds=settings.token_ttl_seconds
+        load_or_create_key(settings.signing_key_path),
+        ttl_seconds=settings.token_ttl_seconds,
+        user_ttl_seconds=settings.user_token_ttl_seconds,
+        refresh_ttl_seconds=settings.refresh_token_ttl_seconds,
     )
     return Core(
         settings=settings,
         database=database,
         tokens=tokens,
         identity=IdentityService(database, clock=clock, tokens=tokens),
+        users=UserService(database, clock=clock, tokens=tokens),
         organization=OrganizationService(database, clock=clock),
         secrets=SecretService(database, clock=clock),
         clock=clock,

@@ -153,7 +153,12 @@ class Settings(BaseSettings):
     cores")."""
     bootstrap_client_id: str | None = None
     bootstrap_client_secret: SecretStr | None = None
-    token_ttl_seconds: int = Field(default=3600, ge=60)
+    token_ttl_seconds: int = Field(default=3600, ge=60, le=31 * 86400)
+    """How long an application's access token is good for."""
+    user_token_ttl_seconds: int = Field(default=900, ge=60, le=86400)
+    """How long a user's access token is good for; it is renewed with the refresh token."""
+    refresh_token_ttl_seconds: int = Field(default=7 * 86400, ge=300, le=366 * 86400)
+    """How long a user's refresh token is good for (unless the user is signed out first)."""
     resync_seconds: float = Field(default=30.0, gt=0)
     metrics_interval_seconds: float = Field(default=15.0, gt=0, le=3600)
     """How often the local runtime samples what each pod uses (docs/metrics.md)."""

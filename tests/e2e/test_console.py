@@ -168,7 +168,9 @@ def element(browser: WebDriver, css: str) -> WebElement:
 
 
 def sign_in(browser: webdriver.Chrome, server: LiveServer) -> None:
+    """Sign in as the administrator application (the form's second choice)."""
     browser.get(f"{server.url}/")
+    element(browser, "#as-application").click()
     element(browser, "#client-id").send_keys(ADMIN_ID)
     secret = browser.find_element(By.CSS_SELECTOR, "#client-secret")
     checked(browser, "sign-in")

@@ -35,6 +35,7 @@ RUN_BY = {
     "CLI": "tests/e2e/test_readme_snippets.py::test_the_cli_examples_run_as_written",
     "SDK": "tests/e2e/test_readme_snippets.py::test_the_sdk_example_runs_as_written",
     "SDK_KINDS": "tests/e2e/test_readme_snippets.py::test_the_sdk_kinds_example_runs_as_written",
+    "USERS": "tests/e2e/test_readme_snippets.py::test_the_users_example_runs_as_written",
 }
 """Each block that a test runs (its name in tests.support.readme) and the test."""
 SKIPPED = {
@@ -53,7 +54,8 @@ SKIPPED = {
     "that speaks real HTTP, as docs/kubernetes.md says",
     "ADMINISTRATION": "its ids and names are those of a reader's store (the application bob, "
     "access rule 3); each of its commands is run by "
-    "tests/e2e/test_cli.py::test_serve_flags_and_admin_commands",
+    "tests/e2e/test_cli.py::test_serve_flags_and_admin_commands, those of users by "
+    "tests/e2e/test_user_cli.py",
     "SECRETS": "its ids and files are those of a reader's store and checkout (project 2, "
     "./pw.txt); the secret and configmap commands are run by the end-to-end tests of the "
     "command line",
@@ -161,6 +163,26 @@ def test_the_sdk_kinds_example_runs_as_written(server: LiveServer, checkout: Pat
         phases = {w["name"]: w["phase"] for w in api.get("/api/v1/workloads").json()["workloads"]}
     assert phases["fit-sdk"] == "Completed"
     assert phases["web-sdk"] in {"Stopping", "Stopped"}
+
+
+def test_the_users_example_runs_as_written(server: LiveServer, checkout: Path) -> None:
+    """docs/users.md's example: an administrator makes a user, who signs in and renews."""
+    with httpx.Client(base_url=server.url, timeout=30.0) as client:
+        token = str(admin(server, checkout, client).token)
+    finished = readme.shell(
+        readme.USERS,
+        cwd=checkout,
+        url=server.url,
+        timeout=60,
+        env={"URL": server.url, "TOKEN": token},
+    )
+    assert finished.returncode == 0, f"{finished.stdout}\n{finished.stderr}"
+    expires, access = finished.stdout.split()
+    assert expires == "900"
+    with httpx.Client(base_url=server.url, timeout=30.0) as client:
+        me = Api(client, access).get("/api/v1/users")
+    assert me.status_code == 403  # a user, signed in, who may not list users
+    assert me.json()["message"] == "you may not read users in this tenant"
 
 
 def test_the_nodes_example_is_a_setting_lockstep_accepts() -> None:

@@ -173,6 +173,13 @@ LOCKSTEP_OPERATIONS = {
     ("/api/v1/clusters/{clusterUuid}/metrics", "get"),
     ("/api/v1/clusters/{clusterUuid}/nodepools/{nodepoolName}/metrics", "get"),
     ("/api/v1/nodes/{nodeId}/metrics", "get"),
+    ("/api/v1/users", "get"),
+    ("/api/v1/users", "post"),
+    ("/api/v1/users/{userId}", "get"),
+    ("/api/v1/users/{userId}", "delete"),
+    ("/api/v1/users/{userId}/password", "post"),
+    ("/api/v1/users/{userId}/logout", "post"),
+    ("/api/v1/me/password", "post"),
     ("/healthz", "get"),
     ("/readyz", "get"),
 }
@@ -189,6 +196,7 @@ SAMPLE_PARAMETERS = {
     "podId": "00000000-0000-4000-8000-000000000000",
     "nodeId": "x",
     "nodepoolName": "default",
+    "userId": "00000000-0000-4000-8000-000000000000",
 }
 
 

@@ -220,7 +220,7 @@ def run(
 
 def _existing_ids(server: LiveServer) -> tuple[dict[str, str], dict[str, str]]:
     """A running distributed workload and one of its pods, the cluster and its node, the
-    default project, and a department and a node pool that nothing depends on (so that
+    default project, a department, a node pool and a user that nothing depends on (so that
     deleting them succeeds); and a running workload of each single-pod kind, by its
     collection."""
     api = server.api()
@@ -247,7 +247,9 @@ def _existing_ids(server: LiveServer) -> tuple[dict[str, str], dict[str, str]]:
             "clusterId": cluster,
         },
     )
+    user = api.post("/api/v1/users", json={"email": "contract@example.com"})
     assert department.status_code == 201 and pool.status_code == 201, (department, pool)
+    assert user.status_code == 201, user.text
     node = api.get(f"/api/v1/clusters/{cluster}/nodes").json()["nodes"][0]["name"]
     pod = api.get(f"/api/v1/workloads/{workload}/pods").json()["pods"][0]["id"]
     pinned = {
@@ -258,6 +260,7 @@ def _existing_ids(server: LiveServer) -> tuple[dict[str, str], dict[str, str]]:
         "departmentId": str(department.json()["id"]),
         "projectId": "1",
         "nodepoolId": str(pool.json()["id"]),
+        "userId": str(user.json()["id"]),
     }
     return pinned, single
 

@@ -180,7 +180,7 @@ def test_a_given_token_is_used_as_is_and_bad_credentials_are_unauthorized(
         pytest.raises(Unauthorized),
     ):
         bad.projects()
-    with pytest.raises(ValueError, match="a token, or a client id"):
+    with pytest.raises(ValueError, match="a token, a refresh token, or a client id"):
         Client("http://x", client_id="only-an-id")
 
 

@@ -28,6 +28,7 @@ EXPECTED: dict[Role, dict[Resource, set[Action]]] = {
         Resource.CLUSTERS: READ,
         Resource.ACCESS_RULES: NONE,
         Resource.APPLICATIONS: NONE,
+        Resource.USERS: NONE,
     },
     Role.VIEWER: {
         Resource.WORKLOADS: READ,
@@ -38,6 +39,7 @@ EXPECTED: dict[Role, dict[Resource, set[Action]]] = {
         Resource.CLUSTERS: READ,
         Resource.ACCESS_RULES: NONE,
         Resource.APPLICATIONS: NONE,
+        Resource.USERS: NONE,
     },
 }
 

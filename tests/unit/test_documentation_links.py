@@ -61,6 +61,7 @@ def test_the_documentation_has_its_pages() -> None:
         "docs/console.md",
         "docs/operations.md",
         "docs/security.md",
+        "docs/users.md",
         "docs/CONTRIBUTING.md",
     } <= set(PAGES)
 

@@ -60,14 +60,21 @@ def valid_claims(**overrides: Any) -> dict[str, Any]:
     [
         APP,
         Principal(SubjectType.APP, "admin", "Administrator"),
-        Principal(SubjectType.USER, "u-42", "jane@example.com"),
+        Principal(
+            SubjectType.USER,
+            "jane@example.com",
+            "jane@example.com",
+            user_id="u-42",
+            generation=3,
+        ),
     ],
 )
 def test_issue_then_verify_gives_the_principal_back(
     authority: TokenAuthority, principal: Principal
 ) -> None:
     issued = authority.issue(principal)
-    assert issued.expires_in == TTL
+    user = principal.subject_type is SubjectType.USER
+    assert issued.expires_in == (authority.user_ttl_seconds if user else TTL)
     assert authority.verify(issued.token) == principal
 
 

@@ -29,6 +29,7 @@ from lockstep.api.routes import (
     scheduling,
     secrets,
     tokens,
+    users,
     workload_kinds,
     workloads,
 )
@@ -53,6 +54,7 @@ from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
 from lockstep.services.stream_slots import Limit, StreamSlots
+from lockstep.services.user_standing import UserStanding
 from lockstep.services.workload_list import WorkloadList
 from lockstep.services.workload_watch import WorkloadWatch
 from lockstep.services.workloads import WorkloadService
@@ -134,6 +136,8 @@ def create_app(
         organization=organization,
         scheduling=SchedulingService(core.database),
         identity=core.identity,
+        users=core.users,
+        standing=UserStanding(core.users.token_generation),
         secrets=core.secrets,
         claims=ClaimService(core.database, backend.claims),
         nodes=NodeService(organization, backend.node_uses),
@@ -194,6 +198,7 @@ def create_app(
         metrics,  # before the routes whose `/{id}` would take `telemetry` for an id
         health,
         tokens,
+        users,
         workloads,
         pod_logs,
         organization_routes,

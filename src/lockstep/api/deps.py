@@ -20,6 +20,7 @@ from lockstep.auth.tokens import Principal, TokenAuthority
 from lockstep.config import RuntimeKind
 from lockstep.domain.clock import Clock
 from lockstep.domain.errors import InvalidRequest, Unauthenticated, Violation
+from lockstep.domain.identity import SubjectType
 from lockstep.domain.workload import Workload
 from lockstep.runtimes.backend import Renderer
 from lockstep.runtimes.base import PodLogs
@@ -33,6 +34,8 @@ from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
 from lockstep.services.secrets import SecretService
+from lockstep.services.user_standing import UserStanding
+from lockstep.services.users import UserService
 from lockstep.services.workload_list import WorkloadList
 from lockstep.services.workloads import WorkloadService
 
@@ -45,6 +48,9 @@ class Services:
     organization: OrganizationService
     scheduling: SchedulingService
     identity: IdentityService
+    users: UserService
+    standing: UserStanding
+    """Whether a user's token still stands (their logout, deletion)."""
     secrets: SecretService
     claims: ClaimService
     nodes: NodeService
@@ -84,7 +90,12 @@ async def _caller(request: Request) -> Principal:
     if scheme.lower() != "bearer" or not token.strip():
         raise Unauthenticated("the Authorization header must be 'Bearer <token>'")
     services: Services = request.app.state.services
-    return services.tokens.verify(token.strip())
+    principal = services.tokens.verify(token.strip())
+    if principal.subject_type is SubjectType.USER:
+        if not services.standing.is_fresh(principal):
+            await services.calls.store(services.standing.refresh, principal)
+        services.standing.check(principal)
+    return principal
 
 
 def client_address(request: Request) -> str:

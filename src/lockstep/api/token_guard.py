@@ -102,11 +102,14 @@ class TokenGuard:
         self._turns: asyncio.Semaphore | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
 
-    async def check(self, address: str, application: str, verify: Callable[[], T]) -> T:
+    async def check(
+        self, address: str, application: str, verify: Callable[[], T], *, named: str = ""
+    ) -> T:
         """`verify()` (which hashes a secret, and raises `Unauthenticated` when it is refused),
-        run on a worker thread in its turn, once `address` and `application` are within their
-        rates; `TooManyRequests` naming which one is not."""
-        self._admit(address, application)
+        run on a worker thread in its turn, once `address` and `application` (the id whose
+        secret is checked: an application's, or a user's name, which `named` then describes)
+        are within their rates; `TooManyRequests` naming which one is not."""
+        self._admit(address, application, named or f"the application id {application!r}")
         refused = False
         try:
             async with self._semaphore():
@@ -118,14 +121,10 @@ class TokenGuard:
             if not refused:
                 self._applications.give_back(application)
 
-    def _admit(self, address: str, application: str) -> None:
+    def _admit(self, address: str, application: str, named: str) -> None:
         for allowances, whose, what in (
             (self._addresses, address, f"checks of credentials from the address {address}"),
-            (
-                self._applications,
-                application,
-                f"refused credentials for the application id {application!r}",
-            ),
+            (self._applications, application, f"refused credentials for {named}"),
         ):
             wait = allowances.wait_for(whose)
             if wait > 0:

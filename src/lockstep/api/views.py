@@ -22,6 +22,7 @@ from lockstep.domain.phases import Phase
 from lockstep.domain.plan import GangLayout, ReplicaPlan
 from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.secrets import Secret
+from lockstep.domain.users import User
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
 from lockstep.services.node_pools import PoolView
 from lockstep.services.nodes import GPU_PRODUCT_LABEL
@@ -460,4 +461,18 @@ def node_pool(view: PoolView) -> dict[str, Any]:
             "cpuCores": _amount(held_cpu),
             "memory": binary_quantity(int(held_memory)),
         },
+    }
+
+
+def user(u: User) -> dict[str, Any]:
+    """The contract's `User2`: never the password's hash."""
+    return {
+        "id": u.id,
+        "username": u.username,
+        "createdBy": u.created_by,
+        "createdAt": iso(u.created_at),
+        "updatedAt": iso(u.updated_at),
+        "lastLogin": None if u.last_login is None else iso(u.last_login),
+        "isLocal": u.is_local,
+        "groups": list(u.groups),
     }

@@ -31,6 +31,7 @@ class Resource(StrEnum):
     APPLICATIONS = "applications"
     SECRETS = "secrets"
     CONFIG_MAPS = "config maps"
+    USERS = "users"
 
 
 _ALL = frozenset(Action)

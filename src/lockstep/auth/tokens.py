@@ -1,4 +1,9 @@
-"""Access tokens: HS256-signed JWTs carrying the subject, its name and `exp`.
+"""Access and refresh tokens: HS256-signed JWTs carrying the subject, its name and `exp`.
+
+A user's tokens also carry the user's id (`uid`) and token generation (`gen`): the users
+service refuses a token whose generation is no longer the user's (services/user_standing.py).
+A refresh token (`use: refresh`) is good only for the `refresh_token` grant, never as a bearer
+token, and an access token never for that grant.
 
 Clients of the Run:ai API read `exp` by decoding the payload with the standard (not URL-safe)
 base64 alphabet, which drops `-` and `_`. Every token lockstep issues therefore has a payload
@@ -16,7 +21,7 @@ import json
 import os
 import secrets
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import jwt
@@ -44,6 +49,10 @@ class Principal:
     subject_type: SubjectType
     subject_id: str
     name: str
+    user_id: str | None = None
+    """A user's id (`subject_id` is the email that access rules name)."""
+    generation: int = 0
+    """A user's token generation when the token was issued."""
 
 
 OPERATOR = Principal(SubjectType.OPERATOR, "operator", "lockstep-admin")
@@ -56,17 +65,47 @@ class IssuedToken:
     expires_in: int
 
 
+REFRESH = "refresh"
+"""The `use` claim of a refresh token."""
+
+
 class TokenAuthority:
     """Issues and verifies access tokens with one signing key."""
 
-    def __init__(self, key: bytes, *, ttl_seconds: int) -> None:
+    def __init__(
+        self,
+        key: bytes,
+        *,
+        ttl_seconds: int,
+        user_ttl_seconds: int = 900,
+        refresh_ttl_seconds: int = 7 * 86400,
+    ) -> None:
+        """`ttl_seconds`: an application's access tokens; `user_ttl_seconds`: a user's, kept
+        short since they are renewed with the refresh token of `refresh_ttl_seconds`."""
         if len(key) < 32:
             raise ValueError("the signing key must be at least 32 bytes")
         self._key = key
         self.ttl_seconds = ttl_seconds
+        self.user_ttl_seconds = user_ttl_seconds
+        self.refresh_ttl_seconds = refresh_ttl_seconds
         self._verified: dict[str, tuple[Principal, int]] = {}
 
     def issue(self, principal: Principal, *, now: float | None = None) -> IssuedToken:
+        """An access token for `principal`."""
+        user = principal.subject_type is SubjectType.USER
+        ttl = self.user_ttl_seconds if user else self.ttl_seconds
+        claims = self._claims(principal, ttl, now)
+        return IssuedToken(token=self._encode_client_safe(claims), expires_in=ttl)
+
+    def issue_refresh(self, principal: Principal, *, now: float | None = None) -> IssuedToken:
+        """A refresh token for a user."""
+        if principal.subject_type is not SubjectType.USER:
+            raise ValueError("only users are given refresh tokens")
+        claims = {**self._claims(principal, self.refresh_ttl_seconds, now), "use": REFRESH}
+        token = self._encode_client_safe(claims)
+        return IssuedToken(token=token, expires_in=self.refresh_ttl_seconds)
+
+    def _claims(self, principal: Principal, ttl: int, now: float | None) -> dict[str, object]:
         issued_at = int(time.time() if now is None else now)
         claims: dict[str, object] = {
             "iss": ISSUER,
@@ -74,9 +113,11 @@ class TokenAuthority:
             "typ": principal.subject_type.value,
             "name": principal.name,
             "iat": issued_at,
-            "exp": issued_at + self.ttl_seconds,
+            "exp": issued_at + ttl,
         }
-        return IssuedToken(token=self._encode_client_safe(claims), expires_in=self.ttl_seconds)
+        if principal.user_id is not None:
+            claims.update(uid=principal.user_id, gen=principal.generation)
+        return claims
 
     def _encode_client_safe(self, claims: dict[str, object]) -> str:
         token = jwt.encode(
@@ -97,13 +138,18 @@ class TokenAuthority:
         known = self._verified.get(token)
         if known is not None and known[1] > time.time():
             return known[0]
-        principal, expires = self._verify(token)
+        principal, expires = self._verify(token, refresh=False)
         if len(self._verified) >= _REMEMBERED_TOKENS:
             self._verified.clear()
         self._verified[token] = (principal, expires)
         return principal
 
-    def _verify(self, token: str) -> tuple[Principal, int]:
+    def verify_refresh(self, token: str) -> Principal:
+        """The user a valid refresh token names; `Unauthenticated` saying why otherwise."""
+        return self._verify(token, refresh=True)[0]
+
+    def _verify(self, token: str, *, refresh: bool) -> tuple[Principal, int]:
+        what = "refresh token" if refresh else "access token"
         try:
             claims = jwt.decode(
                 token,
@@ -113,11 +159,17 @@ class TokenAuthority:
                 options={"require": ["exp", "iat", "sub", "iss"]},
             )
         except jwt.ExpiredSignatureError as error:
-            raise Unauthenticated("the access token has expired") from error
+            raise Unauthenticated(f"the {what} has expired") from error
         except jwt.InvalidSignatureError as error:
-            raise Unauthenticated("the access token's signature is not valid") from error
+            raise Unauthenticated(f"the {what}'s signature is not valid") from error
         except jwt.InvalidTokenError as error:
-            raise Unauthenticated(f"the access token is not valid: {error}") from error
+            raise Unauthenticated(f"the {what} is not valid: {error}") from error
+        if (claims.get("use") == REFRESH) is not refresh:
+            raise Unauthenticated(
+                "a refresh token is good only for the refresh_token grant"
+                if not refresh
+                else "the refresh token is not valid: it is an access token"
+            )
         try:
             subject_type = SubjectType(claims.get("typ", SubjectType.APP.value))
         except ValueError as error:
@@ -127,6 +179,11 @@ class TokenAuthority:
         principal = Principal(
             subject_type, str(claims["sub"]), str(claims.get("name", claims["sub"]))
         )
+        if subject_type is SubjectType.USER:
+            user_id, generation = claims.get("uid"), claims.get("gen")
+            if not isinstance(user_id, str) or not isinstance(generation, int):
+                raise Unauthenticated(f"the {what} does not name a user")
+            principal = replace(principal, user_id=user_id, generation=generation)
         return principal, int(claims["exp"])
 
 

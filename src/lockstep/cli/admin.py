@@ -1,5 +1,7 @@
-"""`lockstep admin`: manage applications, access rules, departments and projects directly in
-the store (whoever can run this holds the store, so no token is needed)."""
+"""`lockstep admin`: manage applications, users, access rules, departments and projects
+directly in the store (whoever can run this holds the store, so no token is needed). The same
+is done over the API with a token (`/api/v1/users`, …); these commands stay for recovery: the
+store's owner can always create an administrator, reset a password or revoke a rule."""
 
 from __future__ import annotations
 
@@ -21,7 +23,8 @@ if TYPE_CHECKING:
 M = TypeVar("M", bound="BaseModel")
 
 app = command_group(
-    no_args_is_help=True, help="Administer applications, access rules and the organization."
+    no_args_is_help=True,
+    help="Administer applications, users, access rules and the organization in the store.",
 )
 
 ROLES = "'System administrator', 'L1 researcher' or 'Viewer'"
@@ -69,7 +72,13 @@ def create_application(
 
 @app.command()
 def grant(
-    client_id: Annotated[str, typer.Argument(help="The application to grant the role to.")],
+    client_id: Annotated[
+        str | None, typer.Argument(help="The application to grant the role to.")
+    ] = None,
+    *,
+    user: Annotated[
+        str | None, typer.Option(help="A user (their email) to grant the role to instead.")
+    ] = None,
     role: Annotated[str, typer.Option(help=f"{ROLES}.")],
     scope: Annotated[
         str, typer.Option(help="system, cluster:<id>, department:<id> or project:<id>.")
@@ -77,17 +86,95 @@ def grant(
     data_dir: DataDir = None,
     database_url: DatabaseUrl = None,
 ) -> None:
-    """Add an access rule: the application holds the role in the scope."""
+    """Add an access rule: the application (or --user) holds the role in the scope."""
+    if (client_id is None) == (user is None):
+        raise typer.BadParameter("name an application or give --user, not both")
     scope_type, scope_id = _scope(scope)
     role_value = _role(role)
     with operator_core(data_dir, database_url) as core:
         rule = core.identity.grant(
             client_id=client_id,
+            user=user,
             role=role_value,
             scope_type=ScopeType(scope_type),
             scope_id=scope_id,
         )
         print_json({"accessRuleId": rule.id})
+
+
+@app.command("create-user")
+def create_user(
+    email: Annotated[str, typer.Argument(help="The user's email, their name to sign in.")],
+    role: Annotated[str | None, typer.Option(help=f"Grant this role: {ROLES}.")] = None,
+    scope: Annotated[
+        str, typer.Option(help="system, cluster:<id>, department:<id> or project:<id>.")
+    ] = "system",
+    data_dir: DataDir = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Create a user and print their one-time password, shown only once."""
+    from lockstep.auth.tokens import OPERATOR
+
+    scope_type, scope_id = _scope(scope)
+    granted = None if role is None else _role(role)
+    with operator_core(data_dir, database_url) as core:
+        user, password = core.users.create(OPERATOR, email)
+        result: dict[str, object] = {
+            "id": user.id,
+            "username": user.username,
+            "tempPassword": password,
+        }
+        if granted is not None:
+            rule = core.identity.grant(
+                user=user.username,
+                role=granted,
+                scope_type=ScopeType(scope_type),
+                scope_id=scope_id,
+            )
+            result["accessRuleId"] = rule.id
+        print_json(result)
+
+
+@app.command("reset-password")
+def reset_password(
+    email: Annotated[str, typer.Argument(help="The user's email.")],
+    data_dir: DataDir = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Give a user a new one-time password (printed once); their sessions end."""
+    from lockstep.auth.tokens import OPERATOR
+
+    with operator_core(data_dir, database_url) as core:
+        user = core.users.named(OPERATOR, email)
+        print_json({"tempPassword": core.users.reset_password(OPERATOR, user.id)})
+
+
+@app.command("delete-user")
+def delete_user(
+    email: Annotated[str, typer.Argument(help="The user's email.")],
+    data_dir: DataDir = None,
+    database_url: DatabaseUrl = None,
+) -> None:
+    """Delete a user and their access rules; their tokens are refused from then on."""
+    from lockstep.auth.tokens import OPERATOR
+
+    with operator_core(data_dir, database_url) as core:
+        core.users.delete(OPERATOR, core.users.named(OPERATOR, email).id)
+
+
+@app.command("list-users")
+def list_users(data_dir: DataDir = None, database_url: DatabaseUrl = None) -> None:
+    """List users (never their passwords)."""
+    from lockstep.auth.tokens import OPERATOR
+    from lockstep.services.users import UserQuery
+
+    with operator_core(data_dir, database_url) as core:
+        print_json(
+            [
+                {"id": u.id, "username": u.username, "createdAt": u.created_at}
+                for u in core.users.users(OPERATOR, UserQuery(limit=10**9))
+            ]
+        )
 
 
 @app.command()

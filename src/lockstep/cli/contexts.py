@@ -1,6 +1,6 @@
-"""Where the CLI finds lockstep: named contexts (a server URL with a token or an application's
-credentials) in a per-user file, one of them current; `LOCKSTEP_URL` and `LOCKSTEP_TOKEN`
-override it.
+"""Where the CLI finds lockstep: named contexts (a server URL with a token, an application's
+credentials or a user's refresh token) in a per-user file, one of them current;
+`LOCKSTEP_URL` and `LOCKSTEP_TOKEN` override it.
 
 The file is `$XDG_CONFIG_HOME/lockstep/config.json` (`~/.config/lockstep/config.json`), or
 `LOCKSTEP_CONFIG`; it holds secrets, so it is written with mode 0600. A server's URL may be given
@@ -34,6 +34,9 @@ class Context:
     token: str | None = None
     client_id: str | None = None
     client_secret: str | None = None
+    user: str | None = None
+    """The user signed in (`lockstep login --user`), whose `refresh_token` this is."""
+    refresh_token: str | None = None
 
     def client(self, retry: RetryPolicy | None = None) -> Client:
         """An SDK client for this server, with these credentials."""
@@ -44,6 +47,7 @@ class Context:
             token=self.token,
             client_id=self.client_id,
             client_secret=self.client_secret,
+            refresh_token=self.refresh_token,
             retry=retry or Retry(),
         )
 
@@ -119,5 +123,7 @@ def active(context_name: str | None = None) -> Context:
             token=chosen.token,
             client_id=chosen.client_id,
             client_secret=chosen.client_secret,
+            user=chosen.user,
+            refresh_token=chosen.refresh_token,
         )
     return chosen

@@ -1,13 +1,16 @@
 """`lockstep login` and `lockstep config`: remember servers as named contexts and switch
 between them (see contexts.py for the file and the environment overrides)."""
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from lockstep.cli.connection import NOT_AUTHORIZED, NOT_FOUND, USAGE, fail
 from lockstep.cli.groups import command_group
 from lockstep.cli.output import table
+
+if TYPE_CHECKING:
+    from lockstep.cli.contexts import Context
 
 config_app = command_group(no_args_is_help=True, help="Switch between lockstep servers.")
 
@@ -30,12 +33,21 @@ def login(
         str | None,
         typer.Option("--client-secret", help="Its secret (asked for when not given)."),
     ] = None,
+    user: Annotated[
+        str | None, typer.Option("--user", help="Sign in as a user (their email) instead.")
+    ] = None,
+    password: Annotated[
+        str | None,
+        typer.Option("--password", help="The user's password (asked for when not given)."),
+    ] = None,
     token: Annotated[str | None, typer.Option("--token", help="A token instead.")] = None,
     context: Annotated[
         str | None, typer.Option("--context", help="Name of the context (default: the host).")
     ] = None,
 ) -> None:
-    """Check the credentials against the server and make it the current context."""
+    """Check the credentials against the server and make it the current context. A user's
+    password is not kept: the refresh token it is exchanged for is (until the user signs out
+    or it expires, LOCKSTEP_REFRESH_TOKEN_TTL_SECONDS on the server)."""
     from lockstep.cli import contexts
     from lockstep.sdk import ApiError, ClientError
 
@@ -43,12 +55,23 @@ def login(
     if given is None or (server is not None and url is not None and server != url):
         raise fail("name the server once: `lockstep login HOST:PORT` or --url URL", USAGE)
     url = contexts.server_url(given)
-    if token is None and client_id is None:
-        raise fail("give --client-id (and its secret) or --token", USAGE)
-    if token is None and client_secret is None:
+    if [token, client_id, user].count(None) != 2:
+        raise fail("give one of --client-id (and its secret), --user or --token", USAGE)
+    if password is not None and user is None:
+        raise fail("--password goes with --user", USAGE)
+    if client_id is not None and client_secret is None:
         client_secret = typer.prompt("client secret", hide_input=True)
+    refresh_token = None
+    if user is not None:
+        given = password if password is not None else typer.prompt("password", hide_input=True)
+        refresh_token = _signed_in(url, user, given)
     checked = contexts.Context(
-        url=url, token=token, client_id=client_id, client_secret=client_secret
+        url=url,
+        token=token,
+        client_id=client_id,
+        client_secret=client_secret,
+        user=user,
+        refresh_token=refresh_token,
     )
     try:
         with checked.client() as client:
@@ -64,6 +87,25 @@ def login(
     saved.current = name
     path = contexts.save(saved)
     typer.echo(f"logged in to {url} as context {name} ({path})")
+
+
+def _signed_in(url: str, user: str, password: str) -> str:
+    """The refresh token of a user's sign-in with their password."""
+    import httpx
+
+    body = {"grantType": "password", "username": user, "password": password}
+    try:
+        response = httpx.post(f"{url}/api/v1/token", json=body, timeout=30)
+    except httpx.HTTPError as error:
+        raise fail(f"cannot reach {url}: {error}", 1) from error
+    if response.status_code != 200:
+        try:
+            message = str(response.json()["message"])
+        except (ValueError, KeyError, TypeError):
+            message = response.text[:200]
+        status = NOT_AUTHORIZED if response.status_code in {401, 429} else 1
+        raise fail(f"{url} refused: {message}", status)
+    return str(response.json()["refreshToken"])
 
 
 def _host_of(url: str) -> str:
@@ -85,11 +127,19 @@ def get_contexts() -> None:
             "*" if name == saved.current else "",
             name,
             context.url,
-            "token" if context.token else "application " + (context.client_id or ""),
+            _auth_of(context),
         ]
         for name, context in sorted(saved.contexts.items())
     ]
     table(["CURRENT", "NAME", "URL", "AUTH"], rows)
+
+
+def _auth_of(context: "Context") -> str:
+    if context.token:
+        return "token"
+    if context.user:
+        return f"user {context.user}"
+    return f"application {context.client_id or ''}"
 
 
 @config_app.command("use-context")

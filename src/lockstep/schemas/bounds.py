@@ -138,3 +138,8 @@ characters."""
 FilePath = Annotated[str, StringConstraints(min_length=1), at_most_characters(MAX_PATH_LENGTH)]
 """A path in a pod or on a machine: a working directory, where a volume is mounted, what a
 host path or an NFS export names."""
+
+MAX_EMAIL_LENGTH = 254
+"""The longest user email (RFC 5321's limit on an address)."""
+MAX_PASSWORD_LENGTH = 256
+"""The longest password a user may set or send."""

@@ -28,6 +28,9 @@ class GrantType(StrEnum):
 GRANT_KEYS = ("granttype", "grant_type")
 ID_KEYS = ("appid", "clientid", "client_id")
 SECRET_KEYS = ("appsecret", "clientsecret", "client_secret")
+USERNAME_KEYS = ("username",)
+PASSWORD_KEYS = ("password",)
+REFRESH_KEYS = ("refreshtoken", "refresh_token")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +51,9 @@ class TokenRequest:
     grant_type: Given
     client_id: Given
     client_secret: Given
+    username: Given
+    password: Given
+    refresh_token: Given
 
     @classmethod
     def from_body(cls, body: dict[str, Any]) -> TokenRequest:
@@ -55,9 +61,13 @@ class TokenRequest:
             grant_type=Given.of(body, GRANT_KEYS),
             client_id=Given.of(body, ID_KEYS),
             client_secret=Given.of(body, SECRET_KEYS),
+            username=Given.of(body, USERNAME_KEYS),
+            password=Given.of(body, PASSWORD_KEYS),
+            refresh_token=Given.of(body, REFRESH_KEYS),
         )
 
 
 class TokenResponse(ResponseModel):
     access_token: str
     expires_in: int
+    refresh_token: str | None = None

@@ -1,6 +1,7 @@
-"""Bearer tokens for the SDK: a token given as is, or one obtained with an application's client
-id and secret from `POST /api/v1/token`, obtained again shortly before it expires (or at once,
-when the server refuses it). Holds the state; the clients send the token requests."""
+"""Bearer tokens for the SDK: a token given as is, or one obtained from `POST /api/v1/token`
+with an application's client id and secret or a user's refresh token (from `lockstep login
+--user`), obtained again shortly before it expires (or at once, when the server refuses it).
+Holds the state; the clients send the token requests."""
 
 from __future__ import annotations
 
@@ -21,11 +22,13 @@ class Tokens:
         token: str | None = None,
         client_id: str | None = None,
         client_secret: str | None = None,
+        refresh_token: str | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        if token is None and (client_id is None or client_secret is None):
-            raise ValueError("give a token, or a client id and a client secret")
+        if token is None and refresh_token is None and (client_id is None or client_secret is None):
+            raise ValueError("give a token, a refresh token, or a client id and a client secret")
         self._credentials = None if client_id is None else (client_id, client_secret or "")
+        self._refresh_token = refresh_token
         self._token = token
         self._renew_at = float("inf")
         self._clock = clock
@@ -40,14 +43,16 @@ class Tokens:
     @property
     def renewable(self) -> bool:
         """Whether a new token can be obtained (credentials were given)."""
-        return self._credentials is not None
+        return self._credentials is not None or self._refresh_token is not None
 
     def due(self) -> bool:
         """A token must be obtained before the next request."""
         return self.renewable and (self._token is None or self._clock() >= self._renew_at)
 
     def request_body(self) -> dict[str, str]:
-        assert self._credentials is not None
+        if self._credentials is None:
+            assert self._refresh_token is not None
+            return {"grantType": "refresh_token", "refreshToken": self._refresh_token}
         client_id, client_secret = self._credentials
         return {
             "grantType": "client_credentials",
@@ -61,6 +66,8 @@ class Tokens:
     def accept(self, answer: dict[str, Any], *, requested_at: float) -> None:
         """Take the token of a `POST /api/v1/token` answer."""
         self._token = str(answer["accessToken"])
+        if answer.get("refreshToken") and self._refresh_token is not None:
+            self._refresh_token = str(answer["refreshToken"])
         lifetime = float(answer.get("expiresIn") or 0)
         margin = min(60.0, lifetime * REFRESH_MARGIN)
         self._renew_at = requested_at + lifetime - margin if lifetime else float("inf")

@@ -14,9 +14,10 @@ Each kind of workload has its calls under one name — `distributed`, `trainings
 `create_distributed` and the other calls of old are the distributed ones. The calls of the
 generic API (`get`, `list`, `pods`, `logs`, `wait`, …) take a workload of any kind.
 
-Both take a token, or an application's client id and secret (a token is then obtained, and
-renewed before it expires). Idempotent calls are retried on connection errors and 503 answers;
-errors raise the typed exceptions of `lockstep.sdk.errors` with the server's message. Requests
+Both take a token, an application's client id and secret, or a user's refresh token (a token
+is then obtained, and renewed before it expires). Idempotent calls are retried on connection
+errors and 503 answers; errors raise the typed exceptions of `lockstep.sdk.errors` with the
+server's message. Requests
 and workloads are the server's own models (`lockstep.schemas.distributed`,
 `lockstep.schemas.single_pod`); other answers are the API's JSON objects.
 
@@ -151,6 +152,7 @@ class Client:
         token: str | None = None,
         client_id: str | None = None,
         client_secret: str | None = None,
+        refresh_token: str | None = None,
         retry: Retry = DEFAULT_RETRY,
         http: httpx.Client | None = None,
         sleep: Callable[[float], None] = time.sleep,
@@ -159,7 +161,11 @@ class Client:
         """`http`: an httpx client to send with (its transport and base URL are used)."""
         self.url = url.rstrip("/")
         self.auth = Tokens(
-            token=token, client_id=client_id, client_secret=client_secret, clock=clock
+            token=token,
+            client_id=client_id,
+            client_secret=client_secret,
+            refresh_token=refresh_token,
+            clock=clock,
         )
         self._http = http or httpx.Client(
             base_url=self.url, timeout=TIMEOUT, verify=_verify(self.url)
@@ -396,13 +402,18 @@ class AsyncClient:
         token: str | None = None,
         client_id: str | None = None,
         client_secret: str | None = None,
+        refresh_token: str | None = None,
         retry: Retry = DEFAULT_RETRY,
         http: httpx.AsyncClient | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.url = url.rstrip("/")
         self.auth = Tokens(
-            token=token, client_id=client_id, client_secret=client_secret, clock=clock
+            token=token,
+            client_id=client_id,
+            client_secret=client_secret,
+            refresh_token=refresh_token,
+            clock=clock,
         )
         self._http = http or httpx.AsyncClient(
             base_url=self.url, timeout=TIMEOUT, verify=_verify(self.url)

@@ -130,15 +130,30 @@ class IdentityService:
             return self._add_application(unit, client_id, secret), secret
 
     def grant(
-        self, *, client_id: str, role: Role, scope_type: ScopeType, scope_id: str
+        self,
+        *,
+        client_id: str | None = None,
+        user: str | None = None,
+        role: Role,
+        scope_type: ScopeType,
+        scope_id: str,
     ) -> AccessRule:
+        """Give `role` in the scope to an application (`client_id`) or a user (their email)."""
         with self._db.write() as unit:
-            if unit.identity.application(client_id) is None:
-                raise NotFound(f"no application is named {client_id!r}")
+            if user is not None:
+                subject_type, subject_id = SubjectType.USER, user.lower()
+                if unit.users.named(subject_id) is None:
+                    raise NotFound(f"no user is named {user!r}")
+            elif client_id is not None:
+                subject_type, subject_id = SubjectType.APP, client_id
+                if unit.identity.application(client_id) is None:
+                    raise NotFound(f"no application is named {client_id!r}")
+            else:
+                raise ValueError("name an application or a user")
             scope_id = _checked_scope(unit, scope_type, scope_id)
             return unit.identity.add_rule(
-                subject_type=SubjectType.APP,
-                subject_id=client_id,
+                subject_type=subject_type,
+                subject_id=subject_id,
                 role=role,
                 scope_type=scope_type,
                 scope_id=scope_id,

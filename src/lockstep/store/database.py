@@ -31,6 +31,7 @@ from lockstep.store.node_pools import NodePoolRepository
 from lockstep.store.organization import OrganizationRepository
 from lockstep.store.scheduling import SchedulingRepository
 from lockstep.store.secrets import Sealing, SecretRepository
+from lockstep.store.users import UserRepository
 from lockstep.store.workload_changes import WorkloadChanges
 from lockstep.store.workloads import WorkloadRepository
 
@@ -80,6 +81,7 @@ class UnitOfWork:
         self.organization = OrganizationRepository(connection)
         self.node_pools = NodePoolRepository(connection)
         self.identity = IdentityRepository(connection)
+        self.users = UserRepository(connection)
         self.secrets = SecretRepository(connection, sealer)
         self.scheduling = SchedulingRepository(connection)
         self.metrics = MetricsRepository(connection)

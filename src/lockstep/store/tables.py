@@ -131,6 +131,23 @@ access_rules = Table(
     UniqueConstraint("subject_type", "subject_id", "role", "scope_type", "scope_id"),
 )
 
+users = Table(
+    "users",
+    metadata,
+    Column("id", String(36), primary_key=True),
+    Column("username", String(254), nullable=False, unique=True),
+    Column("password_hash", String(255), nullable=False),
+    Column("created_by", String(255), nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Column("last_login", UtcDateTime, nullable=True),
+    Column("is_local", Boolean, nullable=False, server_default=text("true")),
+    Column("groups", Text, nullable=False, server_default="[]"),
+    Column("token_generation", Integer, nullable=False, server_default="0"),
+    Column("failed_sign_ins", Integer, nullable=False, server_default="0"),
+    Column("locked_until", UtcDateTime, nullable=True),
+)
+
 workloads = Table(
     "workloads",
     metadata,

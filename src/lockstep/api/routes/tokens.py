@@ -1,6 +1,8 @@
-"""`POST /api/v1/token`: the only endpoint that needs no bearer token. Its secret checks go
-through the token guard (api/token_guard.py): rates per client address and application id, and
-a bounded number hashing at once."""
+"""`POST /api/v1/token`: the only endpoint that needs no bearer token. An application's secret
+(`app_token`, `client_credentials`) and a user's password (`password`) are checked through the
+token guard (api/token_guard.py): rates per client address and per application id or user
+name, and a bounded number hashing at once. A refresh token (`refresh_token`) is checked by its
+signature and the user's standing, which costs no hashing."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from lockstep.api.deps import BodyDep, ServicesDep, client_address
 from lockstep.api.responses import json_response
 from lockstep.domain.errors import InvalidRequest
 from lockstep.schemas.tokens import TokenRequest
-from lockstep.services.token_requests import checked
+from lockstep.services.token_requests import PasswordCredentials, RefreshCredentials, checked
+from lockstep.services.users import SignedIn
 
 router = APIRouter(tags=["tokens"])
 
@@ -29,9 +32,32 @@ async def grant_token(request: Request, services: ServicesDep, body: BodyDep) ->
     if not isinstance(parsed, dict):
         raise InvalidRequest.of("body", "a JSON object is required")
     credentials = checked(TokenRequest.from_body(parsed))
+    address = client_address(request)
+    if isinstance(credentials, PasswordCredentials):
+        name = credentials.username.lower()
+        signed_in = await services.token_guard.check(
+            address,
+            f"user:{name}",
+            functools.partial(services.users.sign_in, name, credentials.password),
+            named=f"the user {name!r}",
+        )
+        return _tokens(signed_in)
+    if isinstance(credentials, RefreshCredentials):
+        renewed = await services.calls.store(services.users.refresh, credentials.refresh_token)
+        return _tokens(renewed)
     issued = await services.token_guard.check(
-        client_address(request),
+        address,
         credentials.client_id,
         functools.partial(services.identity.issue_token, credentials),
     )
     return json_response({"accessToken": issued.token, "expiresIn": issued.expires_in})
+
+
+def _tokens(signed_in: SignedIn) -> Response:
+    return json_response(
+        {
+            "accessToken": signed_in.access.token,
+            "refreshToken": signed_in.refresh.token,
+            "expiresIn": signed_in.access.expires_in,
+        }
+    )

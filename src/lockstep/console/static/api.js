@@ -1,10 +1,15 @@
 // Calls to lockstep's API with the signed-in token (kept in sessionStorage, never a cookie),
-// and streams read with fetch(): EventSource cannot send an Authorization header.
+// and streams read with fetch(): EventSource cannot send an Authorization header. A user's
+// access token is renewed with their refresh token (also in sessionStorage) when refused.
 const TOKEN = "lockstep.token";
+const REFRESH = "lockstep.refresh";
 
 export const token = () => sessionStorage.getItem(TOKEN);
 export const signedIn = () => token() !== null;
-export const signOut = () => sessionStorage.removeItem(TOKEN);
+export function signOut() {
+  sessionStorage.removeItem(TOKEN);
+  sessionStorage.removeItem(REFRESH);
+}
 
 export class ApiError extends Error {
   constructor(status, body) {
@@ -14,29 +19,60 @@ export class ApiError extends Error {
   }
 }
 
-export async function signIn(clientId, clientSecret) {
+async function grant(request) {
   const response = await fetch("/api/v1/token", {
     method: "POST",
     headers: { "Content-Type": "application/json" },
-    body: JSON.stringify({ grantType: "client_credentials", clientId, clientSecret }),
+    body: JSON.stringify(request),
     credentials: "omit",
   });
   const body = await response.json().catch(() => null);
   if (!response.ok) throw new ApiError(response.status, body);
   sessionStorage.setItem(TOKEN, body.accessToken);
+  if (body.refreshToken) sessionStorage.setItem(REFRESH, body.refreshToken);
+}
+
+/** An application signs in with its client id and secret. */
+export const signIn = (clientId, clientSecret) =>
+  grant({ grantType: "client_credentials", clientId, clientSecret });
+
+/** A person signs in with their email and password. */
+export const signInUser = (username, password) =>
+  grant({ grantType: "password", username, password });
+
+/** The signed-in user's id and email, read from their token; null for an application. */
+export function me() {
+  const claims = JSON.parse(atob(token().split(".")[1]));
+  return claims.typ === "user" ? { id: claims.uid, email: claims.sub } : null;
+}
+
+/** A new access token for the signed-in user; false when there is no refresh token or it is
+ * refused (signed out, expired). */
+async function renewed() {
+  const refreshToken = sessionStorage.getItem(REFRESH);
+  if (!refreshToken) return false;
+  try {
+    await grant({ grantType: "refresh_token", refreshToken });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 function headers(extra) {
   return { Authorization: `Bearer ${token()}`, ...extra };
 }
 
-async function send(method, path, body, signal) {
+async function send(method, path, body, signal, renewing = true) {
   const init = { method, headers: headers(), credentials: "omit", signal };
   if (body !== undefined) {
     init.headers["Content-Type"] = "application/json";
     init.body = JSON.stringify(body);
   }
   const response = await fetch(path, init);
+  if (response.status === 401 && renewing && await renewed()) {
+    return send(method, path, body, signal, false);
+  }
   if (response.status === 401) {
     signOut();
     window.location.hash = "#/signin";

@@ -3,6 +3,7 @@ import * as api from "./api.js";
 import { field, h } from "./dom.js";
 import { nodesPage, projectsPage } from "./org.js";
 import { submitPage } from "./submit.js";
+import { usersPage } from "./users.js";
 import { workloadPage } from "./workload.js";
 import { workloadsPage } from "./workloads.js";
 
@@ -15,24 +16,47 @@ function say(text, isError = false) {
   status.className = isError ? "error" : "";
 }
 
-function signInPage() {
-  const id = h("input", { id: "client-id", name: "clientId", type: "text", autocomplete: "username", required: true });
-  const secret = h("input", { id: "client-secret", name: "clientSecret", type: "password", autocomplete: "current-password", required: true });
+const SIGN_IN_AS = {
+  user: {
+    label: "User",
+    fields: [
+      ["Email", { id: "username", name: "username", type: "email", autocomplete: "username" }],
+      ["Password", { id: "password", name: "password", type: "password", autocomplete: "current-password" }],
+    ],
+    signIn: api.signInUser,
+  },
+  application: {
+    label: "Application",
+    fields: [
+      ["Application client id", { id: "client-id", name: "clientId", type: "text", autocomplete: "username" }],
+      ["Client secret", { id: "client-secret", name: "clientSecret", type: "password", autocomplete: "current-password" }],
+    ],
+    signIn: api.signIn,
+  },
+};
+
+function signInPage(as = "user") {
+  const kind = SIGN_IN_AS[as];
+  const inputs = kind.fields.map(([, attributes]) => h("input", { ...attributes, required: true }));
   const error = h("p", { class: "error", id: "sign-in-error", role: "alert" });
+  const choices = Object.entries(SIGN_IN_AS).map(([name, other]) =>
+    h("button", { type: "button", id: `as-${name}`, "aria-pressed": String(name === as),
+      onclick: () => signInPage(name) }, other.label));
   const form = h("form", { class: "signin", id: "sign-in", onsubmit: async (event) => {
     event.preventDefault();
     try {
-      await api.signIn(id.value, secret.value);
+      await kind.signIn(...inputs.map((input) => input.value));
       window.location.hash = "#/workloads";
     } catch (failure) {
       error.textContent = `Sign-in failed: ${failure.message}`;
     }
   } },
   h("h1", { text: "Sign in" }),
-  field("Application client id", id), field("Client secret", secret),
+  h("p", { class: "choices", role: "group", "aria-label": "Sign in as" }, choices),
+  kind.fields.map(([label], index) => field(label, inputs[index])),
   h("button", { type: "submit" }, "Sign in"), error);
   view.replaceChildren(form);
-  id.focus();
+  inputs[0].focus();
 }
 
 const ROUTES = [
@@ -41,6 +65,7 @@ const ROUTES = [
   [/^#\/projects$/, (signal) => projectsPage(view, signal)],
   [/^#\/nodes$/, (signal) => nodesPage(view, signal)],
   [/^#\/submit$/, (signal) => submitPage(view, signal, say)],
+  [/^#\/users$/, (signal) => usersPage(view, signal, say)],
 ];
 
 async function route() {
