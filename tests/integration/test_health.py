@@ -180,6 +180,14 @@ LOCKSTEP_OPERATIONS = {
     ("/api/v1/users/{userId}/password", "post"),
     ("/api/v1/users/{userId}/logout", "post"),
     ("/api/v1/me/password", "post"),
+    ("/api/v1/authorization/roles", "get"),
+    ("/api/v1/authorization/roles/{roleIdPath}", "get"),
+    ("/api/v1/authorization/permissions", "get"),
+    ("/api/v1/authorization/access-rules", "get"),
+    ("/api/v1/authorization/access-rules", "post"),
+    ("/api/v1/authorization/access-rules/{accessRuleId}", "get"),
+    ("/api/v1/authorization/access-rules/{accessRuleId}", "delete"),
+    ("/api/v1/authorization/me/access-rules", "get"),
     ("/healthz", "get"),
     ("/readyz", "get"),
 }
@@ -197,6 +205,8 @@ SAMPLE_PARAMETERS = {
     "nodeId": "x",
     "nodepoolName": "default",
     "userId": "00000000-0000-4000-8000-000000000000",
+    "roleIdPath": "1",
+    "accessRuleId": "1",
 }
 
 

@@ -220,9 +220,9 @@ def run(
 
 def _existing_ids(server: LiveServer) -> tuple[dict[str, str], dict[str, str]]:
     """A running distributed workload and one of its pods, the cluster and its node, the
-    default project, a department, a node pool and a user that nothing depends on (so that
-    deleting them succeeds); and a running workload of each single-pod kind, by its
-    collection."""
+    default project, a department, a node pool, a user and an access rule that nothing depends
+    on (so that deleting them succeeds); and a running workload of each single-pod kind, by
+    its collection."""
     api = server.api()
     cluster = api.cluster_id()
     workload = api.create(sleeping(cluster, name="contract", workers=1))["workloadId"]
@@ -248,8 +248,18 @@ def _existing_ids(server: LiveServer) -> tuple[dict[str, str], dict[str, str]]:
         },
     )
     user = api.post("/api/v1/users", json={"email": "contract@example.com"})
+    rule = api.post(
+        "/api/v1/authorization/access-rules",
+        json={
+            "subjectType": "user",
+            "subjectId": "contract@example.com",
+            "roleId": 8,
+            "scopeType": "project",
+            "scopeId": "1",
+        },
+    )
     assert department.status_code == 201 and pool.status_code == 201, (department, pool)
-    assert user.status_code == 201, user.text
+    assert user.status_code == 201 and rule.status_code == 201, (user.text, rule.text)
     node = api.get(f"/api/v1/clusters/{cluster}/nodes").json()["nodes"][0]["name"]
     pod = api.get(f"/api/v1/workloads/{workload}/pods").json()["pods"][0]["id"]
     pinned = {
@@ -261,6 +271,8 @@ def _existing_ids(server: LiveServer) -> tuple[dict[str, str], dict[str, str]]:
         "projectId": "1",
         "nodepoolId": str(pool.json()["id"]),
         "userId": str(user.json()["id"]),
+        "accessRuleId": str(rule.json()["id"]),
+        "roleIdPath": "5",
     }
     return pinned, single
 

@@ -19,6 +19,7 @@ from lockstep.api.calls import Calls
 from lockstep.api.deps import Services, no_nul_in_url
 from lockstep.api.http_metrics import HttpMetrics
 from lockstep.api.routes import (
+    authorization,
     claims,
     console,
     health,
@@ -45,6 +46,7 @@ from lockstep.reconciler.control import Placement
 from lockstep.runtimes.backend import Wiring
 from lockstep.runtimes.base import Runtime
 from lockstep.runtimes.registry import backend_for, organization_of, renderers
+from lockstep.services.access_rules import AccessRuleService
 from lockstep.services.claims import ClaimService
 from lockstep.services.metrics.gauges import StoreGauges
 from lockstep.services.metrics.series import MetricsService
@@ -136,6 +138,7 @@ def create_app(
         organization=organization,
         scheduling=SchedulingService(core.database),
         identity=core.identity,
+        access_rules=AccessRuleService(core.database, clock=clock),
         users=core.users,
         standing=UserStanding(core.users.token_generation),
         secrets=core.secrets,
@@ -199,6 +202,7 @@ def create_app(
         health,
         tokens,
         users,
+        authorization,
         workloads,
         pod_logs,
         organization_routes,

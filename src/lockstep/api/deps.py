@@ -25,6 +25,7 @@ from lockstep.domain.workload import Workload
 from lockstep.runtimes.backend import Renderer
 from lockstep.runtimes.base import PodLogs
 from lockstep.schemas.bounds import RequestBounds
+from lockstep.services.access_rules import AccessRuleService
 from lockstep.services.claims import ClaimService
 from lockstep.services.identity import IdentityService
 from lockstep.services.metrics.series import MetricsService
@@ -48,6 +49,7 @@ class Services:
     organization: OrganizationService
     scheduling: SchedulingService
     identity: IdentityService
+    access_rules: AccessRuleService
     users: UserService
     standing: UserStanding
     """Whether a user's token still stands (their logout, deletion)."""

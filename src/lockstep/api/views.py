@@ -12,6 +12,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from lockstep.auth.roles import (
+    CONTRACT_RESOURCES,
+    DEFINED_AT,
+    DEFINED_BY,
+    Action,
+    Resource,
+    RoleDefinition,
+)
 from lockstep.domain.clock import iso
 from lockstep.domain.cluster import NodeUse
 from lockstep.domain.images import mapped_environment
@@ -24,6 +32,7 @@ from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.secrets import Secret
 from lockstep.domain.users import User
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
+from lockstep.services.access_rules import ShownRule, role_id
 from lockstep.services.node_pools import PoolView
 from lockstep.services.nodes import GPU_PRODUCT_LABEL
 
@@ -476,3 +485,74 @@ def user(u: User) -> dict[str, Any]:
         "isLocal": u.is_local,
         "groups": list(u.groups),
     }
+
+
+_ACTION_ORDER = (Action.CREATE, Action.READ, Action.UPDATE, Action.DELETE)
+
+
+def permissions(held: Mapping[Resource, frozenset[Action]]) -> list[dict[str, Any]]:
+    """The contract's `Permissions`: each kind of resource with actions, in a fixed order."""
+    return [
+        {
+            "resourceType": CONTRACT_RESOURCES[resource].resource_type,
+            "displayName": CONTRACT_RESOURCES[resource].display_name,
+            "groupId": CONTRACT_RESOURCES[resource].group_id,
+            "actions": [a.value for a in _ACTION_ORDER if a in actions],
+        }
+        for resource, actions in sorted(
+            held.items(), key=lambda item: list(Resource).index(item[0])
+        )
+        if actions
+    ]
+
+
+def role(definition: RoleDefinition) -> dict[str, Any]:
+    """The contract's `RoleV1`."""
+    return {
+        "id": definition.id,
+        "name": definition.role.value,
+        "description": definition.description,
+        "permissions": permissions(definition.permissions),
+        "createdAt": iso(DEFINED_AT),
+        "updatedAt": iso(DEFINED_AT),
+        "createdBy": DEFINED_BY,
+        "custom": False,
+        "enabled": True,
+        "effectiveEnabled": True,
+    }
+
+
+def _rule_fields(shown: ShownRule) -> dict[str, Any]:
+    rule = shown.rule
+    fields: dict[str, Any] = {
+        "id": rule.id,
+        "subjectId": rule.subject_id,
+        "subjectType": rule.subject_type.value,
+        "roleId": role_id(rule.role),
+        "roleName": rule.role.value,
+        "scopeId": rule.scope_id,
+        "scopeType": rule.scope_type.value,
+        "scopeName": shown.scope_name,
+        "tenantId": TENANT_ID,
+    }
+    if shown.cluster_id is not None:
+        fields["clusterId"] = shown.cluster_id
+    return fields
+
+
+def access_rule(shown: ShownRule) -> dict[str, Any]:
+    """The contract's `AccessRule`."""
+    rule = shown.rule
+    return {
+        **_rule_fields(shown),
+        "createdAt": iso(rule.created_at),
+        "updatedAt": iso(rule.updated_at or rule.created_at),
+        "deletedAt": None if rule.deleted_at is None else iso(rule.deleted_at),
+        "createdBy": rule.created_by,
+        **({} if rule.deleted_at else {"status": {"phase": "Ready"}}),
+    }
+
+
+def my_access_rule(shown: ShownRule) -> dict[str, Any]:
+    """The contract's `MeAccessRule`."""
+    return _rule_fields(shown)

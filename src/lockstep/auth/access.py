@@ -9,53 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from enum import StrEnum
 
+from lockstep.auth.roles import BY_ROLE, Action, Resource
 from lockstep.domain.errors import Forbidden
 from lockstep.domain.identity import AccessRule, Role, ScopeType, SubjectType
 
-
-class Action(StrEnum):
-    READ = "read"
-    CREATE = "create"
-    UPDATE = "update"
-    DELETE = "delete"
-
-
-class Resource(StrEnum):
-    WORKLOADS = "workloads"
-    PROJECTS = "projects"
-    DEPARTMENTS = "departments"
-    CLUSTERS = "clusters"
-    ACCESS_RULES = "access rules"
-    APPLICATIONS = "applications"
-    SECRETS = "secrets"
-    CONFIG_MAPS = "config maps"
-    USERS = "users"
-
-
-_ALL = frozenset(Action)
-_READ = frozenset({Action.READ})
-
-PERMISSIONS: dict[Role, dict[Resource, frozenset[Action]]] = {
-    Role.SYSTEM_ADMINISTRATOR: dict.fromkeys(Resource, _ALL),
-    Role.L1_RESEARCHER: {
-        Resource.WORKLOADS: _ALL,
-        Resource.SECRETS: _ALL,
-        Resource.CONFIG_MAPS: _ALL,
-        Resource.PROJECTS: _READ,
-        Resource.DEPARTMENTS: _READ,
-        Resource.CLUSTERS: _READ,
-    },
-    Role.VIEWER: {
-        Resource.WORKLOADS: _READ,
-        Resource.SECRETS: _READ,
-        Resource.CONFIG_MAPS: _READ,
-        Resource.PROJECTS: _READ,
-        Resource.DEPARTMENTS: _READ,
-        Resource.CLUSTERS: _READ,
-    },
-}
+__all__ = ["Access", "Action", "Resource", "Scope"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,7 +29,7 @@ class Scope:
 def _covers(rule: AccessRule, scope: Scope) -> bool:
     """The rule's scope contains `scope`."""
     match rule.scope_type:
-        case ScopeType.SYSTEM:
+        case ScopeType.SYSTEM | ScopeType.TENANT:
             return True
         case ScopeType.CLUSTER:
             return scope.cluster_id == rule.scope_id
@@ -88,8 +47,17 @@ class Access:
 
     def allows(self, action: Action, resource: Resource, scope: Scope) -> bool:
         return any(
-            action in PERMISSIONS[rule.role].get(resource, frozenset()) and _covers(rule, scope)
+            BY_ROLE[rule.role].allows(action, resource) and _covers(rule, scope)
             for rule in self.rules
+        )
+
+    def may_grant(self, role: Role, scope: Scope) -> bool:
+        """Whether everything `role` allows, this caller may do in `scope` itself: nobody
+        grants a role wider than their own, in a scope wider than their own."""
+        return all(
+            self.allows(action, resource, scope)
+            for resource, actions in BY_ROLE[role].permissions.items()
+            for action in actions
         )
 
     def check(self, action: Action, resource: Resource, scope: Scope) -> None:
@@ -116,7 +84,7 @@ class Access:
 
     @property
     def is_system_wide(self) -> bool:
-        return any(rule.scope_type is ScopeType.SYSTEM for rule in self.rules)
+        return any(rule.scope_type in {ScopeType.SYSTEM, ScopeType.TENANT} for rule in self.rules)
 
 
 def _describe(scope: Scope) -> str:

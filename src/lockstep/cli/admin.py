@@ -27,7 +27,7 @@ app = command_group(
     help="Administer applications, users, access rules and the organization in the store.",
 )
 
-ROLES = "'System administrator', 'L1 researcher' or 'Viewer'"
+ROLES = ", ".join(f"'{role.value}'" for role in Role)
 
 
 def _scope(text: str) -> tuple[str, str]:

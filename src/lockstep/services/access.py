@@ -13,9 +13,25 @@ from lockstep.store.database import UnitOfWork
 
 
 def access_of(unit: UnitOfWork, caller: Principal) -> Access:
+    """The caller's live rules: a user's name them by email or by id, or name a group of
+    theirs; an application's name its client id."""
     if caller.subject_type is SubjectType.OPERATOR:
         return Access.of_operator()
+    if caller.subject_type is SubjectType.USER and caller.user_id is not None:
+        user = unit.users.get(caller.user_id)
+        groups = () if user is None else user.groups
+        return Access(unit.identity.rules_of_any(subjects_of_user(caller, groups)))
     return Access(unit.identity.rules_of(caller.subject_type, caller.subject_id))
+
+
+def subjects_of_user(caller: Principal, groups: tuple[str, ...]) -> list[tuple[SubjectType, str]]:
+    """The subjects a rule of a user may name: their email, their id, a group of theirs."""
+    assert caller.user_id is not None
+    return [
+        (SubjectType.USER, caller.subject_id),
+        (SubjectType.USER, caller.user_id),
+        *((SubjectType.GROUP, group) for group in groups),
+    ]
 
 
 def workload_scope(workload: Workload) -> Scope:

@@ -163,7 +163,7 @@ class IdentityService:
 
     def revoke(self, rule_id: int) -> None:
         with self._db.write() as unit:
-            if not unit.identity.delete_rule(rule_id):
+            if not unit.identity.delete_rule(rule_id, by=BOOTSTRAP_ACTOR, now=self._clock()):
                 raise NotFound(f"no access rule has the id {rule_id}")
 
     def applications(self) -> list[Application]:

@@ -168,8 +168,9 @@ class UserService:
             user = unit.users.get(user_id)
             _check_manager(unit, caller, Action.DELETE, missing=user is None, user_id=user_id)
             assert user is not None
-            for rule in unit.identity.rules_of(SubjectType.USER, user.username):
-                unit.identity.delete_rule(rule.id)
+            named = [(SubjectType.USER, user.username), (SubjectType.USER, user.id)]
+            for rule in unit.identity.rules_of_any(named):
+                unit.identity.delete_rule(rule.id, by=caller.name, now=self._clock())
             unit.users.delete(user_id)
 
     def reset_password(self, caller: Principal, user_id: str) -> str:

@@ -1,11 +1,12 @@
-"""The identity repository: applications (service accounts) and access rules."""
+"""The identity repository: applications (service accounts) and access rules (kept when
+deleted; the live ones are those without `deleted_at`)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, func, insert, select
+from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from lockstep.domain.errors import Conflict
@@ -27,14 +28,19 @@ def _rule(row: Any) -> AccessRule:
         scope_id=row.scope_id,
         created_by=row.created_by,
         created_at=row.created_at,
+        updated_at=row.updated_at,
+        deleted_at=row.deleted_at,
+        deleted_by=row.deleted_by,
     )
 
 
+_LIVE = access_rules.c.deleted_at.is_(None)
 _RULES_OF = (
     select(access_rules)
     .where(
         access_rules.c.subject_type == bindparam("type"),
         access_rules.c.subject_id == bindparam("id"),
+        _LIVE,
     )
     .order_by(access_rules.c.id)
 )
@@ -93,6 +99,7 @@ class IdentityRepository:
             "scope_id": scope_id,
             "created_by": created_by,
             "created_at": now,
+            "updated_at": now,
         }
         nested = self._db.begin_nested()
         try:
@@ -104,13 +111,70 @@ class IdentityRepository:
         return _rule(row)
 
     def rules_of(self, subject_type: SubjectType, subject_id: str) -> list[AccessRule]:
+        """The live rules of one subject."""
         parameters = {"type": subject_type.value, "id": subject_id}
         return [_rule(r) for r in self._db.execute(_RULES_OF, parameters).all()]
 
-    def rules(self) -> list[AccessRule]:
-        rows = self._db.execute(select(access_rules).order_by(access_rules.c.id)).all()
-        return [_rule(r) for r in rows]
+    def rules_of_any(self, subjects: list[tuple[SubjectType, str]]) -> list[AccessRule]:
+        """The live rules of any of `subjects` (a user by their email and id, and their
+        groups)."""
+        if not subjects:
+            return []
+        query = (
+            select(access_rules)
+            .where(
+                _LIVE,
+                or_(
+                    *(
+                        and_(
+                            access_rules.c.subject_type == kind.value,
+                            access_rules.c.subject_id == name,
+                        )
+                        for kind, name in subjects
+                    )
+                ),
+            )
+            .order_by(access_rules.c.id)
+        )
+        return [_rule(r) for r in self._db.execute(query).all()]
 
-    def delete_rule(self, rule_id: int) -> bool:
-        result = self._db.execute(delete(access_rules).where(access_rules.c.id == rule_id))
+    def rules(self, *, include_deleted: bool = False) -> list[AccessRule]:
+        query = select(access_rules).order_by(access_rules.c.id)
+        if not include_deleted:
+            query = query.where(_LIVE)
+        return [_rule(r) for r in self._db.execute(query).all()]
+
+    def rule(self, rule_id: int) -> AccessRule | None:
+        """A rule by its id, deleted or not."""
+        row = self._db.execute(select(access_rules).where(access_rules.c.id == rule_id)).first()
+        return None if row is None else _rule(row)
+
+    def same_rule(
+        self,
+        *,
+        subject_type: SubjectType,
+        subject_id: str,
+        role: Role,
+        scope_type: ScopeType,
+        scope_id: str,
+    ) -> AccessRule | None:
+        """The live rule of exactly this subject, role and scope, if there is one."""
+        query = select(access_rules).where(
+            _LIVE,
+            access_rules.c.subject_type == subject_type.value,
+            access_rules.c.subject_id == subject_id,
+            access_rules.c.role == role.value,
+            access_rules.c.scope_type == scope_type.value,
+            access_rules.c.scope_id == scope_id,
+        )
+        row = self._db.execute(query).first()
+        return None if row is None else _rule(row)
+
+    def delete_rule(self, rule_id: int, *, by: str, now: datetime) -> bool:
+        """Mark a live rule deleted; False when there is no such live rule."""
+        result = self._db.execute(
+            update(access_rules)
+            .where(access_rules.c.id == rule_id, _LIVE)
+            .values(deleted_at=now, deleted_by=by, updated_at=now)
+        )
         return bool(result.rowcount)

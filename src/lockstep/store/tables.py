@@ -128,7 +128,20 @@ access_rules = Table(
     Column("scope_id", String(64), nullable=False),
     Column("created_by", String(255), nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
-    UniqueConstraint("subject_type", "subject_id", "role", "scope_type", "scope_id"),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Column("deleted_at", UtcDateTime, nullable=True),
+    Column("deleted_by", String(255), nullable=True),
+    Index(
+        "uq_access_rules_live",
+        "subject_type",
+        "subject_id",
+        "role",
+        "scope_type",
+        "scope_id",
+        unique=True,
+        sqlite_where=text("deleted_at IS NULL"),
+        postgresql_where=text("deleted_at IS NULL"),
+    ),
 )
 
 users = Table(

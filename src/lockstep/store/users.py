@@ -76,6 +76,12 @@ class UserRepository:
         found = self._db.execute(query).scalar_one_or_none()
         return None if found is None else int(found)
 
+    def set_groups(self, user_id: str, groups: list[str]) -> None:
+        """The groups the user's identity provider says they belong to."""
+        self._db.execute(
+            update(users).where(users.c.id == user_id).values(groups=orjson.dumps(groups).decode())
+        )
+
     def delete(self, user_id: str) -> bool:
         return bool(self._db.execute(delete(users).where(users.c.id == user_id)).rowcount)
 
