@@ -2,7 +2,9 @@
 administrator creates a user (its one-time password shown once), a person signs in with their
 email and password, keeps working when their access token is refused (the refresh token renews
 it), is told they may not manage users, changes their password; the administrator signs a user
-out and deletes them. Every page is checked as tests/e2e/test_console.py checks its pages."""
+out and deletes them, grants and revokes access rules and manages service accounts on the
+access page, where everyone sees their own rules. Every page is checked as
+tests/e2e/test_console.py checks its pages."""
 
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import pytest
 from selenium import webdriver
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.select import Select
 
 from tests.conftest import running
 from tests.e2e.test_console import browser, checked, element, sign_in, until
@@ -134,3 +137,68 @@ def test_an_administrator_signs_a_user_out_and_deletes_them(
     until(browser, lambda: users_listed(browser) == [], "the user gone from the list")
     checked(browser, "users-after-delete")
     assert admin.get(f"/api/v1/users/{user_id}").status_code == 404
+
+
+def test_the_access_page_grants_revokes_and_manages_service_accounts(
+    server: LiveServer, browser: webdriver.Chrome
+) -> None:
+    admin = server.api()
+    created = admin.post("/api/v1/users", json={"email": EMAIL})
+    assert created.status_code == 201, created.text
+    sign_in(browser, server)
+    browser.get(f"{server.url}/#/access")
+    own = until(
+        browser, lambda: browser.find_elements(By.CSS_SELECTOR, "#own-rules tbody tr"), "own rules"
+    )
+    assert "System administrator" in own[0].text
+
+    element(browser, "#grant-subject-id").send_keys(EMAIL)
+    Select(element(browser, "#grant-role")).select_by_visible_text("L1 researcher")
+    element(browser, "#grant-scope-id").send_keys("1", Keys.ENTER)
+    said(browser, "granted rule")
+    rules = admin.get("/api/v1/authorization/access-rules", params={"subjectIds": EMAIL}).json()
+    (granted,) = rules["accessRules"]
+    assert (granted["roleName"], granted["scopeId"]) == ("L1 researcher", "1")
+    element(browser, f'tr[data-rule="{granted["id"]}"]')
+
+    element(browser, "#new-account-name").send_keys("ci-bot", Keys.ENTER)
+    secret = element(browser, "#client-secret code").text
+    token = admin.client.post(
+        "/api/v1/token",
+        json={"grantType": "client_credentials", "clientId": "ci-bot", "clientSecret": secret},
+    )
+    assert token.status_code == 200
+    click(browser, 'tr[data-account="ci-bot"] button.toggle')
+    said(browser, "disabled ci-bot: done")
+    accounts = {a["name"]: a for a in admin.get("/api/v1/service-accounts").json()}
+    assert accounts["ci-bot"]["enabled"] is False
+    checked(browser, "access")
+    click(browser, 'tr[data-account="ci-bot"] button.delete')
+    click(browser, "#confirm-ok")
+    said(browser, "deleted ci-bot: done")
+    assert [a["name"] for a in admin.get("/api/v1/service-accounts").json()] == ["admin"]
+
+    # The user sees their own rule, and nothing to grant or manage.
+    password = admin.post(f"/api/v1/users/{created.json()['id']}/password").json()["tempPassword"]
+    click(browser, "#sign-out")
+    sign_in_as_user(browser, server, password)
+    browser.get(f"{server.url}/#/access")
+    mine = until(
+        browser, lambda: browser.find_elements(By.CSS_SELECTOR, "#own-rules tbody tr"), "own rules"
+    )
+    assert [row.text for row in mine] == [f"user {EMAIL} L1 researcher project default"]
+    assert not browser.find_elements(By.ID, "grant")
+    assert not browser.find_elements(By.ID, "service-accounts")
+    checked(browser, "access-as-user")
+
+    # Revoked by the administrator, the rule is gone from the user's page.
+    assert admin.delete(f"/api/v1/authorization/access-rules/{granted['id']}").status_code == 204
+    browser.refresh()
+    until(
+        browser,
+        lambda: (
+            browser.find_elements(By.CSS_SELECTOR, "#own-rules tbody")
+            and not browser.find_elements(By.CSS_SELECTOR, "#own-rules tbody tr")
+        ),
+        "no rule left",
+    )

@@ -20,9 +20,11 @@ from tests.support.users import tokens
 
 runai = pytest.importorskip("runai", reason="the runapy client is part of the test extra")
 
-from runai import models  # noqa: E402
 from runai.api_client import ApiClient  # noqa: E402
 from runai.configuration import Configuration  # noqa: E402
+from runai.models.access_rule_creation_fields import AccessRuleCreationFields  # noqa: E402
+from runai.models.scope_type import ScopeType  # noqa: E402
+from runai.models.subject_type import SubjectType  # noqa: E402
 from runai.runai_client import RunaiClient  # noqa: E402
 
 PROJECT_NAME = "project-a"
@@ -72,12 +74,12 @@ def test_users_are_added_to_a_project_as_the_runapy_example_does(
 
     for user_id in user_ids.values():
         response = authorization.access_rules.create_access_rule(
-            access_rule_creation_fields=models.AccessRuleCreationFields(
-                subject_type=models.SubjectType.USER,
+            access_rule_creation_fields=AccessRuleCreationFields(
+                subject_type=SubjectType.USER,
                 subject_id=user_id,
                 role_id=role_id,
                 scope_id=project_id,
-                scope_type=models.ScopeType.PROJECT,
+                scope_type=ScopeType.PROJECT,
             )
         )
         assert response.status_code == 201

@@ -1,7 +1,7 @@
 """People who sign in with a password, in pure code: the email and password rules, generated
 passwords and the lockout schedule (domain/users.py); Argon2id password hashes
 (auth/passwords.py); users' access and refresh tokens (auth/tokens.py); whether a user's token
-still stands (services/user_standing.py); the checks of a password or refresh_token grant
+still stands (services/token_standing.py); the checks of a password or refresh_token grant
 (services/token_requests.py); and the SDK's renewal of a user's token with a refresh token
 (sdk/auth.py). No server, no store, no sleeping: clocks are injected."""
 
@@ -47,7 +47,8 @@ from lockstep.services.token_requests import (
     RefreshCredentials,
     checked,
 )
-from lockstep.services.user_standing import FRESH_SECONDS, UserStanding
+from lockstep.services.token_standing import FRESH_SECONDS, TokenStanding
+from lockstep.services.token_standing import USER as USER_KIND
 
 USERNAME = "alice@example.com"
 PASSWORD = "Correct-Horse-7"
@@ -470,15 +471,15 @@ STANDING_USER = Principal(SubjectType.USER, USERNAME, USERNAME, user_id="u-1", g
 
 
 class FakeStore:
-    """The store's generation of each user, counting the reads."""
+    """The store's generation of each user and client, counting the reads."""
 
     def __init__(self, generations: dict[str, int | None]) -> None:
         self.generations = generations
         self.reads: list[str] = []
 
-    def read_generation(self, user_id: str) -> int | None:
-        self.reads.append(user_id)
-        return self.generations.get(user_id)
+    def read_generation(self, kind: str, key: str) -> int | None:
+        self.reads.append(key)
+        return self.generations.get(key)
 
 
 @pytest.fixture
@@ -492,21 +493,21 @@ def store() -> FakeStore:
 
 
 @pytest.fixture
-def standing(store: FakeStore, clock: FakeClock) -> UserStanding:
-    return UserStanding(store.read_generation, clock=clock)
+def standing(store: FakeStore, clock: FakeClock) -> TokenStanding:
+    return TokenStanding(store.read_generation, clock=clock)
 
 
-def test_standing_is_not_fresh_before_refresh(standing: UserStanding, store: FakeStore) -> None:
+def test_standing_is_not_fresh_before_refresh(standing: TokenStanding, store: FakeStore) -> None:
     assert not standing.is_fresh(STANDING_USER)
     assert store.reads == []
 
 
-def test_standing_is_fresh_right_after_refresh(standing: UserStanding) -> None:
+def test_standing_is_fresh_right_after_refresh(standing: TokenStanding) -> None:
     standing.refresh(STANDING_USER)
     assert standing.is_fresh(STANDING_USER)
 
 
-def test_standing_goes_stale_after_fresh_seconds(standing: UserStanding, clock: FakeClock) -> None:
+def test_standing_goes_stale_after_fresh_seconds(standing: TokenStanding, clock: FakeClock) -> None:
     standing.refresh(STANDING_USER)
     clock.advance(FRESH_SECONDS / 2)
     assert standing.is_fresh(STANDING_USER)
@@ -514,13 +515,15 @@ def test_standing_goes_stale_after_fresh_seconds(standing: UserStanding, clock: 
     assert not standing.is_fresh(STANDING_USER)
 
 
-def test_standing_check_passes_for_the_users_generation(standing: UserStanding) -> None:
+def test_standing_check_passes_for_the_users_generation(standing: TokenStanding) -> None:
     standing.refresh(STANDING_USER)
     standing.check(STANDING_USER)
 
 
 @pytest.mark.parametrize("generation", [0, 3, 5])
-def test_standing_check_refuses_another_generation(standing: UserStanding, generation: int) -> None:
+def test_standing_check_refuses_another_generation(
+    standing: TokenStanding, generation: int
+) -> None:
     token_user = Principal(
         SubjectType.USER, USERNAME, USERNAME, user_id="u-1", generation=generation
     )
@@ -529,7 +532,7 @@ def test_standing_check_refuses_another_generation(standing: UserStanding, gener
         standing.check(token_user)
 
 
-def test_standing_check_refuses_a_deleted_user(standing: UserStanding, store: FakeStore) -> None:
+def test_standing_check_refuses_a_deleted_user(standing: TokenStanding, store: FakeStore) -> None:
     store.generations["u-1"] = None
     standing.refresh(STANDING_USER)
     with pytest.raises(Unauthenticated, match="no longer exists"):
@@ -537,7 +540,7 @@ def test_standing_check_refuses_a_deleted_user(standing: UserStanding, store: Fa
 
 
 def test_standing_sees_a_sign_out_at_the_next_refresh(
-    standing: UserStanding, store: FakeStore
+    standing: TokenStanding, store: FakeStore
 ) -> None:
     standing.refresh(STANDING_USER)
     store.generations["u-1"] = 5
@@ -547,14 +550,14 @@ def test_standing_sees_a_sign_out_at_the_next_refresh(
         standing.check(STANDING_USER)
 
 
-def test_forget_makes_the_user_stale(standing: UserStanding) -> None:
+def test_forget_makes_the_user_stale(standing: TokenStanding) -> None:
     standing.refresh(STANDING_USER)
-    standing.forget("u-1")
+    standing.forget(USER_KIND, "u-1")
     assert not standing.is_fresh(STANDING_USER)
-    standing.forget("u-unknown")
+    standing.forget(USER_KIND, "u-unknown")
 
 
-def test_a_refresh_reads_once(standing: UserStanding, store: FakeStore) -> None:
+def test_a_refresh_reads_once(standing: TokenStanding, store: FakeStore) -> None:
     standing.refresh(STANDING_USER)
     assert store.reads == ["u-1"]
     for _ in range(10):
@@ -565,7 +568,7 @@ def test_a_refresh_reads_once(standing: UserStanding, store: FakeStore) -> None:
     assert store.reads == ["u-1", "u-1"]
 
 
-def test_standing_is_kept_per_user(standing: UserStanding, store: FakeStore) -> None:
+def test_standing_is_kept_per_user(standing: TokenStanding, store: FakeStore) -> None:
     other = Principal(SubjectType.USER, "bob@example.com", "bob", user_id="u-2", generation=0)
     store.generations["u-2"] = 0
     standing.refresh(STANDING_USER)
@@ -574,6 +577,32 @@ def test_standing_is_kept_per_user(standing: UserStanding, store: FakeStore) -> 
     standing.check(other)
     standing.check(STANDING_USER)
     assert store.reads == ["u-1", "u-2"]
+
+
+def test_a_token_from_an_access_key_stands_while_its_user_and_key_do(
+    standing: TokenStanding, store: FakeStore
+) -> None:
+    through_key = Principal(
+        SubjectType.USER,
+        USERNAME,
+        USERNAME,
+        user_id="u-1",
+        generation=4,
+        client_id="key-1",
+        client_generation=2,
+    )
+    store.generations["key-1"] = 2
+    standing.refresh(through_key)
+    standing.check(through_key)
+    assert store.reads == ["u-1", "key-1"]
+    store.generations["key-1"] = 3
+    standing.refresh(through_key)
+    with pytest.raises(Unauthenticated, match="secret has been regenerated"):
+        standing.check(through_key)
+    store.generations["key-1"] = None
+    standing.refresh(through_key)
+    with pytest.raises(Unauthenticated, match="no longer exists or is disabled"):
+        standing.check(through_key)
 
 
 # Token requests.

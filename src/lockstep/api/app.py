@@ -21,6 +21,7 @@ from lockstep.api.http_metrics import HttpMetrics
 from lockstep.api.routes import (
     authorization,
     claims,
+    clients,
     console,
     health,
     metrics,
@@ -48,6 +49,7 @@ from lockstep.runtimes.base import Runtime
 from lockstep.runtimes.registry import backend_for, organization_of, renderers
 from lockstep.services.access_rules import AccessRuleService
 from lockstep.services.claims import ClaimService
+from lockstep.services.clients import ClientService
 from lockstep.services.metrics.gauges import StoreGauges
 from lockstep.services.metrics.series import MetricsService
 from lockstep.services.metrics.telemetry import TelemetryService
@@ -56,7 +58,7 @@ from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
 from lockstep.services.stream_slots import Limit, StreamSlots
-from lockstep.services.user_standing import UserStanding
+from lockstep.services.token_standing import TokenStanding
 from lockstep.services.workload_list import WorkloadList
 from lockstep.services.workload_watch import WorkloadWatch
 from lockstep.services.workloads import WorkloadService
@@ -139,8 +141,9 @@ def create_app(
         scheduling=SchedulingService(core.database),
         identity=core.identity,
         access_rules=AccessRuleService(core.database, clock=clock),
+        clients=ClientService(core.database, clock=clock),
         users=core.users,
-        standing=UserStanding(core.users.token_generation),
+        standing=TokenStanding(core.identity.token_generation),
         secrets=core.secrets,
         claims=ClaimService(core.database, backend.claims),
         nodes=NodeService(organization, backend.node_uses),
@@ -203,6 +206,7 @@ def create_app(
         tokens,
         users,
         authorization,
+        clients,
         workloads,
         pod_logs,
         organization_routes,

@@ -20,13 +20,13 @@ from lockstep.auth.tokens import Principal, TokenAuthority
 from lockstep.config import RuntimeKind
 from lockstep.domain.clock import Clock
 from lockstep.domain.errors import InvalidRequest, Unauthenticated, Violation
-from lockstep.domain.identity import SubjectType
 from lockstep.domain.workload import Workload
 from lockstep.runtimes.backend import Renderer
 from lockstep.runtimes.base import PodLogs
 from lockstep.schemas.bounds import RequestBounds
 from lockstep.services.access_rules import AccessRuleService
 from lockstep.services.claims import ClaimService
+from lockstep.services.clients import ClientService
 from lockstep.services.identity import IdentityService
 from lockstep.services.metrics.series import MetricsService
 from lockstep.services.metrics.telemetry import TelemetryService
@@ -35,7 +35,7 @@ from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
 from lockstep.services.secrets import SecretService
-from lockstep.services.user_standing import UserStanding
+from lockstep.services.token_standing import TokenStanding
 from lockstep.services.users import UserService
 from lockstep.services.workload_list import WorkloadList
 from lockstep.services.workloads import WorkloadService
@@ -50,9 +50,10 @@ class Services:
     scheduling: SchedulingService
     identity: IdentityService
     access_rules: AccessRuleService
+    clients: ClientService
     users: UserService
-    standing: UserStanding
-    """Whether a user's token still stands (their logout, deletion)."""
+    standing: TokenStanding
+    """Whether a token still stands (its user's logout, its client's new secret, …)."""
     secrets: SecretService
     claims: ClaimService
     nodes: NodeService
@@ -93,10 +94,9 @@ async def _caller(request: Request) -> Principal:
         raise Unauthenticated("the Authorization header must be 'Bearer <token>'")
     services: Services = request.app.state.services
     principal = services.tokens.verify(token.strip())
-    if principal.subject_type is SubjectType.USER:
-        if not services.standing.is_fresh(principal):
-            await services.calls.store(services.standing.refresh, principal)
-        services.standing.check(principal)
+    if not services.standing.is_fresh(principal):
+        await services.calls.store(services.standing.refresh, principal)
+    services.standing.check(principal)
     return principal
 
 

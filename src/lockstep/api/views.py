@@ -22,6 +22,7 @@ from lockstep.auth.roles import (
 )
 from lockstep.domain.clock import iso
 from lockstep.domain.cluster import NodeUse
+from lockstep.domain.identity import Application
 from lockstep.domain.images import mapped_environment
 from lockstep.domain.kinds import TRAITS
 from lockstep.domain.metrics import WorkloadFigures
@@ -556,3 +557,31 @@ def access_rule(shown: ShownRule) -> dict[str, Any]:
 def my_access_rule(shown: ShownRule) -> dict[str, Any]:
     """The contract's `MeAccessRule`."""
     return _rule_fields(shown)
+
+
+def service_account(a: Application) -> dict[str, Any]:
+    """The contract's `ServiceAccount` (and the deprecated `Application`): never a secret."""
+    return {
+        "id": a.uid,
+        "name": a.name,
+        "clientId": a.client_id,
+        "createdBy": a.created_by,
+        "createdAt": iso(a.created_at),
+        "updatedAt": iso(a.updated_at or a.created_at),
+        "enabled": a.enabled,
+        "lastLogin": None if a.last_login is None else iso(a.last_login),
+        "tenantId": str(TENANT_ID),
+    }
+
+
+def access_key(a: Application, *, administration: bool = False) -> dict[str, Any]:
+    """The contract's `AccessKey1` (and the deprecated `UserApp`); with its creator for an
+    administrator's lists."""
+    shown = {
+        "id": a.uid,
+        "name": a.name,
+        "clientId": a.client_id,
+        "createdAt": iso(a.created_at),
+        "lastLogin": None if a.last_login is None else iso(a.last_login),
+    }
+    return {**shown, "createdBy": a.created_by} if administration else shown

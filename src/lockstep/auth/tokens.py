@@ -1,7 +1,9 @@
 """Access and refresh tokens: HS256-signed JWTs carrying the subject, its name and `exp`.
 
-A user's tokens also carry the user's id (`uid`) and token generation (`gen`): the users
-service refuses a token whose generation is no longer the user's (services/user_standing.py).
+A user's tokens also carry the user's id (`uid`) and token generation (`gen`); a token obtained
+with a client id and secret (a service account's, or a user's access key) carries the client id
+(`cid`) and the client's generation (`cgen`). A token whose generations are no longer those of
+its user and client is refused (services/token_standing.py).
 A refresh token (`use: refresh`) is good only for the `refresh_token` grant, never as a bearer
 token, and an access token never for that grant.
 
@@ -53,6 +55,11 @@ class Principal:
     """A user's id (`subject_id` is the email that access rules name)."""
     generation: int = 0
     """A user's token generation when the token was issued."""
+    client_id: str | None = None
+    """The client the token was obtained with: a service account (the subject itself) or
+    a user's access key."""
+    client_generation: int = 0
+    """The client's token generation when the token was issued."""
 
 
 OPERATOR = Principal(SubjectType.OPERATOR, "operator", "lockstep-admin")
@@ -117,6 +124,8 @@ class TokenAuthority:
         }
         if principal.user_id is not None:
             claims.update(uid=principal.user_id, gen=principal.generation)
+        if principal.client_id is not None:
+            claims.update(cid=principal.client_id, cgen=principal.client_generation)
         return claims
 
     def _encode_client_safe(self, claims: dict[str, object]) -> str:
@@ -184,6 +193,11 @@ class TokenAuthority:
             if not isinstance(user_id, str) or not isinstance(generation, int):
                 raise Unauthenticated(f"the {what} does not name a user")
             principal = replace(principal, user_id=user_id, generation=generation)
+        client_id, client_generation = claims.get("cid"), claims.get("cgen", 0)
+        if client_id is not None:
+            if not isinstance(client_id, str) or not isinstance(client_generation, int):
+                raise Unauthenticated(f"the {what} names its client wrongly")
+            principal = replace(principal, client_id=client_id, client_generation=client_generation)
         return principal, int(claims["exp"])
 
 

@@ -39,15 +39,35 @@ class SubjectType(StrEnum):
     """Whoever runs `lockstep admin` with direct access to the store; never in a token."""
 
 
+class ClientKind(StrEnum):
+    """What a client id and secret stand for."""
+
+    SERVICE_ACCOUNT = "service-account"
+    """An application of the tenant, with access rules of its own (also `/api/v1/apps`)."""
+    ACCESS_KEY = "access-key"
+    """A user's key: its tokens act as the user (also `/api/v1/user-applications`)."""
+
+
 @dataclass(frozen=True, slots=True)
 class Application:
-    """A service account: a client id and a hashed secret."""
+    """A client id and a hashed secret: a service account, or a user's access key
+    (`owner_user_id`). `token_generation` grows when the secret is regenerated, which refuses
+    every token obtained before."""
 
     id: int
     client_id: str
     secret_hash: str
     created_by: str
     created_at: datetime
+    uid: str = ""
+    """The id the API shows."""
+    name: str = ""
+    kind: ClientKind = ClientKind.SERVICE_ACCOUNT
+    owner_user_id: str | None = None
+    enabled: bool = True
+    updated_at: datetime | None = None
+    last_login: datetime | None = None
+    token_generation: int = 0
 
 
 @dataclass(frozen=True, slots=True)

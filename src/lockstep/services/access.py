@@ -14,13 +14,22 @@ from lockstep.store.database import UnitOfWork
 
 def access_of(unit: UnitOfWork, caller: Principal) -> Access:
     """The caller's live rules: a user's name them by email or by id, or name a group of
-    theirs; an application's name its client id."""
+    theirs; a service account's name its client id (as an `app` or a `service-account`)."""
     if caller.subject_type is SubjectType.OPERATOR:
         return Access.of_operator()
     if caller.subject_type is SubjectType.USER and caller.user_id is not None:
         user = unit.users.get(caller.user_id)
         groups = () if user is None else user.groups
         return Access(unit.identity.rules_of_any(subjects_of_user(caller, groups)))
+    if caller.subject_type is SubjectType.APP:
+        return Access(
+            unit.identity.rules_of_any(
+                [
+                    (SubjectType.APP, caller.subject_id),
+                    (SubjectType.SERVICE_ACCOUNT, caller.subject_id),
+                ]
+            )
+        )
     return Access(unit.identity.rules_of(caller.subject_type, caller.subject_id))
 
 

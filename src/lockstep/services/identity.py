@@ -10,11 +10,19 @@ from lockstep.auth.credentials import generate_secret, hash_secret, verify_secre
 from lockstep.auth.tokens import IssuedToken, Principal, TokenAuthority
 from lockstep.domain.clock import Clock
 from lockstep.domain.errors import Forbidden, NotFound, Unauthenticated
-from lockstep.domain.identity import AccessRule, Application, Role, ScopeType, SubjectType
+from lockstep.domain.identity import (
+    AccessRule,
+    Application,
+    ClientKind,
+    Role,
+    ScopeType,
+    SubjectType,
+)
 from lockstep.domain.node_pools import DEFAULT_POOL
 from lockstep.domain.quotas import unbounded_resources
 from lockstep.services.access import access_of
 from lockstep.services.token_requests import Credentials
+from lockstep.services.token_standing import USER
 from lockstep.store.database import Database, UnitOfWork
 
 SYSTEM = "system"
@@ -46,15 +54,51 @@ class IdentityService:
         )
 
     def authenticate(self, client_id: str, client_secret: str) -> Principal:
-        """The application these credentials are, or `Unauthenticated`. An id no application
-        has costs the same hashing as a wrong secret (against a hash of no secret), so that
-        the time of the answer does not tell whether an application exists."""
+        """Who these credentials are — a service account, or the user whose access key they
+        are — or `Unauthenticated`. An id no client has costs the same hashing as a wrong
+        secret (against a hash of no secret), so that the time of the answer does not tell
+        whether a client exists."""
         with self._db.read() as unit:
             application = unit.identity.application(client_id)
         stored = self._unmatchable_hash() if application is None else application.secret_hash
         if not verify_secret(client_secret, stored) or application is None:
             raise Unauthenticated("the client id or secret is not valid")
-        return Principal(SubjectType.APP, application.client_id, application.client_id)
+        if not application.enabled:
+            raise Unauthenticated("the client is disabled")
+        with self._db.write() as unit:
+            unit.identity.signed_in(application.client_id, now=self._clock())
+            owner = (
+                None
+                if application.owner_user_id is None
+                else unit.users.get(application.owner_user_id)
+            )
+        if application.kind is ClientKind.ACCESS_KEY:
+            if owner is None:
+                raise Unauthenticated("the client id or secret is not valid")
+            return Principal(
+                SubjectType.USER,
+                owner.username,
+                owner.username,
+                user_id=owner.id,
+                generation=owner.token_generation,
+                client_id=application.client_id,
+                client_generation=application.token_generation,
+            )
+        return Principal(
+            SubjectType.APP,
+            application.client_id,
+            application.client_id,
+            client_id=application.client_id,
+            client_generation=application.token_generation,
+        )
+
+    def token_generation(self, kind: str, key: str) -> int | None:
+        """What a token must carry now (services/token_standing.py): a user's generation, or
+        a client's (None when the user or client is gone, or the client disabled)."""
+        with self._db.read() as unit:
+            if kind == USER:
+                return unit.users.token_generation(key)
+            return unit.identity.token_generation(key)
 
     def _unmatchable_hash(self) -> str:
         """A hash, with the parameters of every stored one, of a secret nobody is given."""

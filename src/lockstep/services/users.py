@@ -163,7 +163,8 @@ class UserService:
         return user
 
     def delete(self, caller: Principal, user_id: str) -> None:
-        """Delete the user and their access rules; their tokens are refused from now on."""
+        """Delete the user, their access rules and access keys; their tokens are refused from
+        now on."""
         with self._db.write() as unit:
             user = unit.users.get(user_id)
             _check_manager(unit, caller, Action.DELETE, missing=user is None, user_id=user_id)
@@ -171,6 +172,8 @@ class UserService:
             named = [(SubjectType.USER, user.username), (SubjectType.USER, user.id)]
             for rule in unit.identity.rules_of_any(named):
                 unit.identity.delete_rule(rule.id, by=caller.name, now=self._clock())
+            for key in unit.identity.applications(owner_user_id=user_id):
+                unit.identity.delete_application(key.uid)
             unit.users.delete(user_id)
 
     def reset_password(self, caller: Principal, user_id: str) -> str:
@@ -246,11 +249,6 @@ class UserService:
         if user.token_generation != principal.generation:
             raise Unauthenticated("the refresh token's user has been signed out")
         return self._tokens_for(user)
-
-    def token_generation(self, user_id: str) -> int | None:
-        """The generation a user's tokens must carry now; None when the user is gone."""
-        with self._db.read() as unit:
-            return unit.users.token_generation(user_id)
 
     def _tokens_for(self, user: User) -> SignedIn:
         principal = Principal(

@@ -1,21 +1,44 @@
-"""The identity repository: applications (service accounts) and access rules (kept when
-deleted; the live ones are those without `deleted_at`)."""
+"""The identity repository: clients (service accounts and users' access keys: a client id and
+a hashed secret) and access rules (kept when deleted; the live ones are those without
+`deleted_at`)."""
 
 from __future__ import annotations
 
+import uuid
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import Connection, and_, bindparam, func, insert, or_, select, update
+from sqlalchemy import Connection, and_, bindparam, delete, func, insert, or_, select, update
 from sqlalchemy.exc import IntegrityError
 
 from lockstep.domain.errors import Conflict
-from lockstep.domain.identity import AccessRule, Application, Role, ScopeType, SubjectType
+from lockstep.domain.identity import (
+    AccessRule,
+    Application,
+    ClientKind,
+    Role,
+    ScopeType,
+    SubjectType,
+)
 from lockstep.store.tables import access_rules, applications
 
 
 def _application(row: Any) -> Application:
-    return Application(row.id, row.client_id, row.secret_hash, row.created_by, row.created_at)
+    return Application(
+        id=row.id,
+        client_id=row.client_id,
+        secret_hash=row.secret_hash,
+        created_by=row.created_by,
+        created_at=row.created_at,
+        uid=row.uid,
+        name=row.name,
+        kind=ClientKind(row.kind),
+        owner_user_id=row.owner_user_id,
+        enabled=bool(row.enabled),
+        updated_at=row.updated_at,
+        last_login=row.last_login,
+        token_generation=int(row.token_generation),
+    )
 
 
 def _rule(row: Any) -> AccessRule:
@@ -51,13 +74,26 @@ class IdentityRepository:
         self._db = connection
 
     def add_application(
-        self, *, client_id: str, secret_hash: str, created_by: str, now: datetime
+        self,
+        *,
+        client_id: str,
+        secret_hash: str,
+        created_by: str,
+        now: datetime,
+        name: str | None = None,
+        kind: ClientKind = ClientKind.SERVICE_ACCOUNT,
+        owner_user_id: str | None = None,
     ) -> Application:
         values = {
             "client_id": client_id,
             "secret_hash": secret_hash,
             "created_by": created_by,
             "created_at": now,
+            "updated_at": now,
+            "uid": str(uuid.uuid4()),
+            "name": name or client_id,
+            "kind": kind.value,
+            "owner_user_id": owner_user_id,
         }
         nested = self._db.begin_nested()
         try:
@@ -73,12 +109,61 @@ class IdentityRepository:
         row = self._db.execute(query).first()
         return None if row is None else _application(row)
 
-    def applications(self) -> list[Application]:
-        rows = self._db.execute(select(applications).order_by(applications.c.id)).all()
-        return [_application(r) for r in rows]
+    def application_by_uid(self, uid: str) -> Application | None:
+        row = self._db.execute(select(applications).where(applications.c.uid == uid)).first()
+        return None if row is None else _application(row)
 
-    def count_applications(self) -> int:
-        return int(self._db.execute(select(func.count()).select_from(applications)).scalar_one())
+    def applications(
+        self, *, kind: ClientKind | None = None, owner_user_id: str | None = None
+    ) -> list[Application]:
+        query = select(applications).order_by(applications.c.id)
+        if kind is not None:
+            query = query.where(applications.c.kind == kind.value)
+        if owner_user_id is not None:
+            query = query.where(applications.c.owner_user_id == owner_user_id)
+        return [_application(r) for r in self._db.execute(query).all()]
+
+    def count_applications(self, *, owner_user_id: str | None = None) -> int:
+        query = select(func.count()).select_from(applications)
+        if owner_user_id is not None:
+            query = query.where(applications.c.owner_user_id == owner_user_id)
+        return int(self._db.execute(query).scalar_one())
+
+    def token_generation(self, client_id: str) -> int | None:
+        """The generation a client's tokens must carry; None when it is gone or disabled."""
+        query = select(applications.c.token_generation).where(
+            applications.c.client_id == client_id, applications.c.enabled.is_(True)
+        )
+        found = self._db.execute(query).scalar_one_or_none()
+        return None if found is None else int(found)
+
+    def set_enabled(self, uid: str, enabled: bool, *, now: datetime) -> None:
+        self._db.execute(
+            update(applications)
+            .where(applications.c.uid == uid)
+            .values(enabled=enabled, updated_at=now)
+        )
+
+    def set_secret(self, uid: str, secret_hash: str, *, now: datetime) -> None:
+        """A new secret: the old one, and every token obtained with it, is refused."""
+        self._db.execute(
+            update(applications)
+            .where(applications.c.uid == uid)
+            .values(
+                secret_hash=secret_hash,
+                token_generation=applications.c.token_generation + 1,
+                updated_at=now,
+            )
+        )
+
+    def signed_in(self, client_id: str, *, now: datetime) -> None:
+        self._db.execute(
+            update(applications).where(applications.c.client_id == client_id).values(last_login=now)
+        )
+
+    def delete_application(self, uid: str) -> bool:
+        result = self._db.execute(delete(applications).where(applications.c.uid == uid))
+        return bool(result.rowcount)
 
     def add_rule(
         self,

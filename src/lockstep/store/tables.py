@@ -115,6 +115,15 @@ applications = Table(
     Column("secret_hash", String(255), nullable=False),
     Column("created_by", String(255), nullable=False),
     Column("created_at", UtcDateTime, nullable=False),
+    Column("uid", String(36), nullable=False, unique=True),
+    Column("name", String(255), nullable=False),
+    Column("kind", String(16), nullable=False, server_default="service-account"),
+    Column("owner_user_id", String(36), nullable=True),
+    Column("enabled", Boolean, nullable=False, server_default=text("true")),
+    Column("updated_at", UtcDateTime, nullable=False),
+    Column("last_login", UtcDateTime, nullable=True),
+    Column("token_generation", Integer, nullable=False, server_default="0"),
+    Index("ix_applications_owner_user_id", "owner_user_id"),
 )
 
 access_rules = Table(

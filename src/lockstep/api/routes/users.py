@@ -16,6 +16,7 @@ from lockstep.api.responses import json_response, parse_body
 from lockstep.domain.errors import InvalidRequest
 from lockstep.domain.listing import MAX_LIMIT, SortOrder, check_paging, parse_filters
 from lockstep.schemas.users import UserChangePasswordRequest, UserCreationRequest
+from lockstep.services.token_standing import USER
 from lockstep.services.users import USER_FIELDS, USER_SORT_FIELDS, UserQuery
 
 router = APIRouter(tags=["users"])
@@ -78,7 +79,7 @@ async def get_user_by_id(user_id: UserId, caller: CallerDep, services: ServicesD
 @router.delete("/api/v1/users/{userId}", status_code=204)
 async def delete_user_by_id(user_id: UserId, caller: CallerDep, services: ServicesDep) -> Response:
     await services.calls.store(services.users.delete, caller, user_id)
-    services.standing.forget(user_id)
+    services.standing.forget(USER, user_id)
     return Response(status_code=204)
 
 
@@ -87,14 +88,14 @@ async def reset_user_password(
     user_id: UserId, caller: CallerDep, services: ServicesDep
 ) -> Response:
     password = await services.calls.store_off_loop(services.users.reset_password, caller, user_id)
-    services.standing.forget(user_id)
+    services.standing.forget(USER, user_id)
     return json_response({"tempPassword": password})
 
 
 @router.post("/api/v1/users/{userId}/logout")
 async def logout_user(user_id: UserId, caller: CallerDep, services: ServicesDep) -> Response:
     await services.calls.store(services.users.sign_out, caller, user_id)
-    services.standing.forget(user_id)
+    services.standing.forget(USER, user_id)
     return json_response({})
 
 
@@ -107,5 +108,5 @@ async def change_user_password(caller: CallerDep, services: ServicesDep, body: B
         request.current_password,
         request.new_password,
     )
-    services.standing.forget(caller.user_id or "")
+    services.standing.forget(USER, caller.user_id or "")
     return json_response({})

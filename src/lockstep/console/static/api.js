@@ -86,6 +86,7 @@ async function send(method, path, body, signal, renewing = true) {
 export const get = (path, signal) => send("GET", path, undefined, signal);
 export const post = (path, body) => send("POST", path, body);
 export const remove = (path) => send("DELETE", path);
+export { send };
 
 async function* chunks(path, signal) {
   const response = await fetch(path, { headers: headers(), credentials: "omit", signal });

@@ -3,6 +3,7 @@ import * as api from "./api.js";
 import { field, h } from "./dom.js";
 import { nodesPage, projectsPage } from "./org.js";
 import { submitPage } from "./submit.js";
+import { accessPage } from "./access.js";
 import { usersPage } from "./users.js";
 import { workloadPage } from "./workload.js";
 import { workloadsPage } from "./workloads.js";
@@ -66,6 +67,7 @@ const ROUTES = [
   [/^#\/nodes$/, (signal) => nodesPage(view, signal)],
   [/^#\/submit$/, (signal) => submitPage(view, signal, say)],
   [/^#\/users$/, (signal) => usersPage(view, signal, say)],
+  [/^#\/access$/, (signal) => accessPage(view, signal, say)],
 ];
 
 async function route() {
