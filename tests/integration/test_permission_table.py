@@ -21,13 +21,16 @@ The answers follow lockstep's documented conventions, written once as functions 
 - listed (the lists, counts, queue and telemetry): 200, naming the target iff the caller may
   read it;
 - organization units are read with their visibility: the department and the cluster of a
-  project the caller may read are visible too (services/organization.py);
-- every caller with a token reads the roles, its own permissions and its own rules, and a user
-  changes their own password.
+  project the caller may read are visible too (services/organization.py), and what is read of
+  them (their nodes, their metrics: docs/metrics.md, "each endpoint checks access as reading
+  its subject does") is read as they are;
+- every caller with a token reads the roles, its own permissions and its own rules; a user,
+  whatever their role, changes their own password and manages their own access keys (those
+  calls are made by a user holding the role, since an application has neither).
 
 `/api/v1/token`, `/healthz` and `/readyz` need no token and are not in the table.
 
-One in-process server on SQLite for the module (access checks are above the store): the
+One in-process server on SQLite only for the module (access checks are above the store): the
 things the operations act on are made once by the administrator, and a destructive operation
 acts on a fresh thing of its own, so that no case changes what another sees. Workloads ask for
 more CPU than exists and never run, except one short one per target, for its pod and logs.
@@ -104,7 +107,7 @@ class Holder:
     def label(self) -> str:
         if self.scope is ScopeType.DEPARTMENT:
             return self.role.value
-        return f"{self.role.value} over the system (the bootstrap administrator)"
+        return f"{self.role.value}, system-wide"
 
 
 HOLDERS = [Holder(role, ScopeType.DEPARTMENT) for role in PERMISSIONS] + [
@@ -533,6 +536,10 @@ def own_rule(response: httpx.Response, holder: Holder) -> str | None:
 # --- the operations --------------------------------------------------------------------------
 
 
+Own = Callable[[World, Api, str], tuple[dict[str, str], dict[str, Any] | None]]
+"""Given a user's client and password: the path ids and the body of a call about their own."""
+
+
 @dataclass(frozen=True, slots=True)
 class Prepared:
     caller: Api
@@ -625,10 +632,6 @@ class Operation:
         )
 
 
-Own = Callable[[World, Api, str], tuple[dict[str, str], dict[str, Any] | None]]
-"""Given a user's client and password: the path ids and the body of a call about their own."""
-
-
 def own_password(world: World, user: Api, password: str) -> tuple[dict[str, str], dict[str, Any]]:
     return {}, {"currentPassword": password, "newPassword": PASSWORD}
 
@@ -654,10 +657,6 @@ def own_key(parameter: str) -> Own:
 def _ended(world: World, where: Where) -> dict[str, str]:
     """The workload that ran: it has a pod."""
     return {"workloadId": world.place(where).ran_id}
-
-
-def _claim(world: World, where: Where) -> dict[str, str]:
-    return {"name": world.place(where).claim}
 
 
 def _named(attribute: str) -> Fresh:
@@ -772,7 +771,9 @@ OPERATIONS: list[Operation] = [
     # Claims: a project's, used by its workloads, and checked as its workloads are.
     Operation("GET", PROJECT + "/claims", (R.WORKLOADS, READ), CHECKED, 200),
     Operation("POST", PROJECT + "/claims", (R.WORKLOADS, CREATE), CHECKED, 201, body=claim_body),
-    Operation("GET", PROJECT + "/claims/{name}", (R.WORKLOADS, READ), CHECKED, 200, fresh=_claim),
+    Operation(
+        "GET", PROJECT + "/claims/{name}", (R.WORKLOADS, READ), CHECKED, 200, fresh=_named("claim")
+    ),
     Operation(
         "DELETE", PROJECT + "/claims/{name}", (R.WORKLOADS, DELETE), CHECKED, 204, fresh=fresh_claim
     ),

@@ -377,6 +377,12 @@ def _project_scope(project: Project) -> Scope:
     return Scope(project.cluster_id, project.department_id, project.id)
 
 
+def visible_clusters(unit: UnitOfWork, caller: Principal) -> set[str]:
+    """The clusters the caller sees: those it may read, and those of what it may read (the
+    cluster of a readable project or department)."""
+    return {c.id for c in _visible(unit, caller).clusters}
+
+
 def _visible(unit: UnitOfWork, caller: Principal, access: Access | None = None) -> Visible:
     access = access or access_of(unit, caller)
     projects = [

@@ -39,6 +39,7 @@ from lockstep.schemas.metrics import (
 )
 from lockstep.services.access import access_of, workload_for
 from lockstep.services.metrics.sources import FROM_SAMPLES, MetricsSource, SeriesQuery
+from lockstep.services.organization import visible_clusters
 from lockstep.store.database import Database, UnitOfWork
 from lockstep.store.metrics import SampleScope
 
@@ -351,18 +352,20 @@ class MetricsService:
     ) -> list[Measurement]:
         types = parse_metric_types(asked, known=NODE_METRIC_TYPES, measured=NODE_MEASURED)
         with self._db.read() as unit:
-            access = access_of(unit, caller)
-            clusters = unit.organization.clusters()
-        if not any(access.allows(Action.READ, Resource.CLUSTERS, Scope(c.id)) for c in clusters):
+            seen = visible_clusters(unit, caller)
+        if not seen:
             raise NotFound(f"no node is named {node_id!r}")
         if node_id not in _names(self._nodes()):
             raise NotFound(f"no node is named {node_id!r}")
         return self._source.series(SeriesQuery(SampleScope(nodes=[node_id]), types, window))
 
     def _readable_cluster(self, unit: UnitOfWork, caller: Principal, cluster_id: str) -> None:
+        """As reading the cluster itself: a cluster the caller sees (services/organization.py)
+        is readable."""
         if unit.organization.cluster(cluster_id) is None:
             raise NotFound(f"no cluster has the id {cluster_id!r}")
-        access_of(unit, caller).check(Action.READ, Resource.CLUSTERS, Scope(cluster_id))
+        if cluster_id not in visible_clusters(unit, caller):
+            access_of(unit, caller).check(Action.READ, Resource.CLUSTERS, Scope(cluster_id))
 
     def _answer(
         self,
