@@ -256,10 +256,11 @@ def _access_keys(api: Api, email: str, names: list[str]) -> list[str]:
     ]
 
 
-def _pinned_for(operation: Operation, pinned: dict[str, str]) -> dict[str, str]:
-    """The ids an operation is sent with: a user application's `appId` is an access key."""
+def _sent(pinned: dict[str, str], *, user_applications: bool = False) -> dict[str, str]:
+    """The ids operations are sent with; on the paths of user applications, `appId` is an
+    access key."""
     ids = {name: value for name, value in pinned.items() if name != USER_APPLICATION}
-    if "/user-applications/" in operation[1]:
+    if user_applications:
         ids["appId"] = pinned[USER_APPLICATION]
     return ids
 
@@ -323,7 +324,6 @@ def _existing_ids(server: LiveServer) -> tuple[dict[str, str], dict[str, str]]:
         "nodepoolId": str(pool.json()["id"]),
         "userId": str(user.json()["id"]),
         "accessRuleId": str(rule.json()["id"]),
-        "roleIdPath": "5",
         "serviceAccountId": accounts[0],
         "appId": accounts[1],
         "accessKeyId": keys[0],
@@ -377,18 +377,27 @@ def test_every_served_operation_keeps_the_contract(
                     if _kind_of(op) == kind
                     and deleting == (op[0] == "DELETE")
                     and op != PROJECT_DELETION
-                    and ("/user-applications/" in op[1]) == user_applications
                 ],
-                _pinned_for(("", "/user-applications/" if user_applications else ""), ids),
+                _sent(ids),
             )
             for deleting in (False, True)
             for kind, ids in ids_of.items()
-            for user_applications in (False, True)
         ]
-        passes = [(chosen, ids) for chosen, ids in passes if chosen]
+        # Then the user applications again, with an `appId` that is an access key.
+        passes += [
+            (
+                [
+                    op
+                    for op in with_ids
+                    if "/user-applications/" in op[1] and deleting == (op[0] == "DELETE")
+                ],
+                _sent(pinned, user_applications=True),
+            )
+            for deleting in (False, True)
+        ]
         # Last, once every workload of the project is gone: a project that still has
         # workloads is not deleted (409).
-        passes.append(([PROJECT_DELETION], _pinned_for(PROJECT_DELETION, pinned)))
+        passes.append(([PROJECT_DELETION], _sent(pinned)))
         workload_ids = [pinned["workloadId"], *single.values()]
     for chosen, parameters in passes:
         if chosen == [PROJECT_DELETION]:

@@ -17,7 +17,7 @@ from lockstep.auth.access import Access, Action, Resource, Scope
 from lockstep.auth.roles import BY_ID
 from lockstep.auth.tokens import Principal
 from lockstep.domain.clock import Clock
-from lockstep.domain.errors import Forbidden, InvalidRequest, NotFound
+from lockstep.domain.errors import Conflict, Forbidden, InvalidRequest, NotFound
 from lockstep.domain.identity import AccessRule, Role, ScopeType, SubjectType
 from lockstep.domain.listing import Filter, SortOrder, matches
 from lockstep.domain.users import email_violation
@@ -26,6 +26,8 @@ from lockstep.store.database import Database, UnitOfWork
 
 SYSTEM = "system"
 MAX_GROUP_NAME = 255
+MAX_LIVE_RULES = 100_000
+"""The most access rules in force at once (each list reads them all)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +126,8 @@ class AccessRuleService:
                 scope_type=request.scope_type,
                 scope_id=scope_id,
             )
+            if existing is None and unit.identity.count_rules() >= MAX_LIVE_RULES:
+                raise Conflict(f"lockstep holds at most {MAX_LIVE_RULES} access rules in force")
             rule = existing or unit.identity.add_rule(
                 subject_type=request.subject_type,
                 subject_id=subject_id,

@@ -229,6 +229,11 @@ class IdentityRepository:
             query = query.where(_LIVE)
         return [_rule(r) for r in self._db.execute(query).all()]
 
+    def count_rules(self) -> int:
+        """How many rules are in force."""
+        query = select(func.count()).select_from(access_rules).where(_LIVE)
+        return int(self._db.execute(query).scalar_one())
+
     def rule(self, rule_id: int) -> AccessRule | None:
         """A rule by its id, deleted or not."""
         row = self._db.execute(select(access_rules).where(access_rules.c.id == rule_id)).first()
