@@ -22,14 +22,7 @@ def access_of(unit: UnitOfWork, caller: Principal) -> Access:
         groups = () if user is None else user.groups
         return Access(unit.identity.rules_of_any(subjects_of_user(caller, groups)))
     if caller.subject_type is SubjectType.APP:
-        return Access(
-            unit.identity.rules_of_any(
-                [
-                    (SubjectType.APP, caller.subject_id),
-                    (SubjectType.SERVICE_ACCOUNT, caller.subject_id),
-                ]
-            )
-        )
+        return Access(unit.identity.rules_of_client(caller.subject_id))
     return Access(unit.identity.rules_of(caller.subject_type, caller.subject_id))
 
 

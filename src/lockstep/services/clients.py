@@ -102,7 +102,7 @@ class ClientService:
             account = _found(unit, uid, ClientKind.SERVICE_ACCOUNT)
             _keep_an_administrator(unit, account)
             now = self._clock()
-            for rule in unit.identity.rules_of_any(_subjects(account)):
+            for rule in unit.identity.rules_of_client(account.client_id):
                 unit.identity.delete_rule(rule.id, by=caller.name, now=now)
             unit.identity.delete_application(uid)
             return account
@@ -215,14 +215,10 @@ def _user_of(caller: Principal) -> str:
     return caller.user_id
 
 
-def _subjects(account: Application) -> list[tuple[SubjectType, str]]:
-    return [(SubjectType.APP, account.client_id), (SubjectType.SERVICE_ACCOUNT, account.client_id)]
-
-
 def _keep_an_administrator(unit: UnitOfWork, account: Application) -> None:
     """`Forbidden` when the service account holds the last System administrator rule over the
     whole tenant: lockstep keeps someone able to administer it."""
-    own = unit.identity.rules_of_any(_subjects(account))
+    own = unit.identity.rules_of_client(account.client_id)
     tenant = {ScopeType.SYSTEM, ScopeType.TENANT}
     holds = [r for r in own if r.role is Role.SYSTEM_ADMINISTRATOR and r.scope_type in tenant]
     if not holds:

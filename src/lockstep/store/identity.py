@@ -58,10 +58,22 @@ def _rule(row: Any) -> AccessRule:
 
 
 _LIVE = access_rules.c.deleted_at.is_(None)
+_CLIENT_SUBJECTS = (SubjectType.APP.value, SubjectType.SERVICE_ACCOUNT.value)
 _RULES_OF = (
     select(access_rules)
     .where(
         access_rules.c.subject_type == bindparam("type"),
+        access_rules.c.subject_id == bindparam("id"),
+        _LIVE,
+    )
+    .order_by(access_rules.c.id)
+)
+
+
+_RULES_OF_CLIENT = (
+    select(access_rules)
+    .where(
+        access_rules.c.subject_type.in_(_CLIENT_SUBJECTS),
         access_rules.c.subject_id == bindparam("id"),
         _LIVE,
     )
@@ -199,6 +211,11 @@ class IdentityRepository:
         """The live rules of one subject."""
         parameters = {"type": subject_type.value, "id": subject_id}
         return [_rule(r) for r in self._db.execute(_RULES_OF, parameters).all()]
+
+    def rules_of_client(self, client_id: str) -> list[AccessRule]:
+        """The live rules of a service account, named as an `app` or a `service-account`
+        (a prebuilt statement: every request of a service account asks)."""
+        return [_rule(r) for r in self._db.execute(_RULES_OF_CLIENT, {"id": client_id}).all()]
 
     def rules_of_any(self, subjects: list[tuple[SubjectType, str]]) -> list[AccessRule]:
         """The live rules of any of `subjects` (a user by their email and id, and their
