@@ -30,6 +30,13 @@ app = command_group(
 ROLES = ", ".join(f"'{role.value}'" for role in Role)
 
 
+GrantedRole = Annotated[str | None, typer.Option("--role", help=f"Grant this role: {ROLES}.")]
+GrantedScope = Annotated[
+    str,
+    typer.Option("--scope", help="system, cluster:<id>, department:<id> or project:<id>."),
+]
+
+
 def _scope(text: str) -> tuple[str, str]:
     kind, _, identifier = text.partition(":")
     if kind == "system":
@@ -49,10 +56,8 @@ def _role(text: str) -> Role:
 @app.command("create-application")
 def create_application(
     name: Annotated[str, typer.Argument(help="The application's client id.")],
-    role: Annotated[str | None, typer.Option(help=f"Grant this role: {ROLES}.")] = None,
-    scope: Annotated[
-        str, typer.Option(help="system, cluster:<id>, department:<id> or project:<id>.")
-    ] = "system",
+    role: GrantedRole = None,
+    scope: GrantedScope = "system",
     data_dir: DataDir = None,
     database_url: DatabaseUrl = None,
 ) -> None:
@@ -105,10 +110,8 @@ def grant(
 @app.command("create-user")
 def create_user(
     email: Annotated[str, typer.Argument(help="The user's email, their name to sign in.")],
-    role: Annotated[str | None, typer.Option(help=f"Grant this role: {ROLES}.")] = None,
-    scope: Annotated[
-        str, typer.Option(help="system, cluster:<id>, department:<id> or project:<id>.")
-    ] = "system",
+    role: GrantedRole = None,
+    scope: GrantedScope = "system",
     data_dir: DataDir = None,
     database_url: DatabaseUrl = None,
 ) -> None:

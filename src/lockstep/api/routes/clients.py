@@ -24,7 +24,6 @@ router = APIRouter(tags=["clients"])
 ServiceAccountId = Annotated[str, Path(alias="serviceAccountId", max_length=64)]
 AppId = Annotated[str, Path(alias="appId", max_length=64)]
 AccessKeyId = Annotated[str, Path(alias="accessKeyId", max_length=64)]
-Filter = Annotated[str | None, Query(max_length=255)]
 
 
 # Service accounts, and the deprecated applications.
@@ -41,26 +40,27 @@ async def get_applications(caller: CallerDep, services: ServicesDep) -> Response
     return await get_service_accounts(caller, services)
 
 
-@router.post("/api/v1/service-accounts", status_code=201)
-async def create_service_account(
-    caller: CallerDep, services: ServicesDep, body: BodyDep
+async def _created_account(
+    caller: CallerDep, services: ServicesDep, body: BodyDep, secret_key: str
 ) -> Response:
     request = await parse_body(ClientCreationRequest, body)
     account, secret = await services.calls.store_off_loop(
         services.clients.create_service_account, caller, request.name
     )
     shown = {"id": account.uid, "name": account.name, "clientId": account.client_id}
-    return json_response({**shown, "clientSecret": secret}, 201)
+    return json_response({**shown, secret_key: secret}, 201)
+
+
+@router.post("/api/v1/service-accounts", status_code=201)
+async def create_service_account(
+    caller: CallerDep, services: ServicesDep, body: BodyDep
+) -> Response:
+    return await _created_account(caller, services, body, "clientSecret")
 
 
 @router.post("/api/v1/apps", status_code=201, deprecated=True)
 async def create_application(caller: CallerDep, services: ServicesDep, body: BodyDep) -> Response:
-    request = await parse_body(ClientCreationRequest, body)
-    account, secret = await services.calls.store_off_loop(
-        services.clients.create_service_account, caller, request.name
-    )
-    shown = {"id": account.uid, "name": account.name, "clientId": account.client_id}
-    return json_response({**shown, "secret": secret}, 201)
+    return await _created_account(caller, services, body, "secret")
 
 
 @router.get("/api/v1/service-accounts/{serviceAccountId}")
@@ -111,26 +111,28 @@ async def delete_application_by_id(
     return await delete_service_account_by_id(uid, caller, services)
 
 
-@router.post("/api/v1/service-accounts/{serviceAccountId}/secret")
-async def regenerate_service_account_secret(
-    uid: ServiceAccountId, caller: CallerDep, services: ServicesDep
+async def _regenerated_account(
+    uid: str, caller: CallerDep, services: ServicesDep, secret_key: str
 ) -> Response:
     account, secret = await services.calls.store_off_loop(
         services.clients.regenerate_service_account, caller, uid
     )
     services.standing.forget(CLIENT, account.client_id)
-    return json_response({"clientSecret": secret})
+    return json_response({secret_key: secret})
+
+
+@router.post("/api/v1/service-accounts/{serviceAccountId}/secret")
+async def regenerate_service_account_secret(
+    uid: ServiceAccountId, caller: CallerDep, services: ServicesDep
+) -> Response:
+    return await _regenerated_account(uid, caller, services, "clientSecret")
 
 
 @router.post("/api/v1/apps/{appId}/secret", deprecated=True)
 async def regenerate_application_secret(
     uid: AppId, caller: CallerDep, services: ServicesDep
 ) -> Response:
-    account, secret = await services.calls.store_off_loop(
-        services.clients.regenerate_service_account, caller, uid
-    )
-    services.standing.forget(CLIENT, account.client_id)
-    return json_response({"secret": secret})
+    return await _regenerated_account(uid, caller, services, "secret")
 
 
 # A user's access keys, and the deprecated user applications.
@@ -228,30 +230,37 @@ async def regenerate_user_application_secret(
 # Every user's access keys, for an administrator.
 
 
+ClientIdFilter = Annotated[str | None, Query(alias="clientId", max_length=255)]
+CreatedByFilter = Annotated[str | None, Query(alias="createdBy", max_length=255)]
+
+
+async def _all_keys(
+    caller: CallerDep, services: ServicesDep, client_id: str | None, created_by: str | None
+) -> list[dict[str, object]]:
+    found = await services.calls.store(
+        services.clients.all_access_keys, caller, client_id=client_id, created_by=created_by
+    )
+    return [views.access_key(k, administration=True) for k in found]
+
+
 @router.get("/api/v1/administration/access-keys")
 async def get_access_keys_administration(
     caller: CallerDep,
     services: ServicesDep,
-    client_id: Annotated[str | None, Query(alias="clientId", max_length=255)] = None,
-    created_by: Annotated[str | None, Query(alias="createdBy", max_length=255)] = None,
+    client_id: ClientIdFilter = None,
+    created_by: CreatedByFilter = None,
 ) -> Response:
-    found = await services.calls.store(
-        services.clients.all_access_keys, caller, client_id=client_id, created_by=created_by
-    )
-    return json_response({"accessKeys": [views.access_key(k, administration=True) for k in found]})
+    return json_response({"accessKeys": await _all_keys(caller, services, client_id, created_by)})
 
 
 @router.get("/api/v1/administration/user-applications", deprecated=True)
 async def get_user_applications_administration(
     caller: CallerDep,
     services: ServicesDep,
-    client_id: Annotated[str | None, Query(alias="clientId", max_length=255)] = None,
-    created_by: Annotated[str | None, Query(alias="createdBy", max_length=255)] = None,
+    client_id: ClientIdFilter = None,
+    created_by: CreatedByFilter = None,
 ) -> Response:
-    found = await services.calls.store(
-        services.clients.all_access_keys, caller, client_id=client_id, created_by=created_by
-    )
-    return json_response([views.access_key(k, administration=True) for k in found])
+    return json_response(await _all_keys(caller, services, client_id, created_by))
 
 
 @router.delete("/api/v1/administration/access-keys/{accessKeyId}", status_code=204)
