@@ -196,6 +196,10 @@ class Settings(BaseSettings):
     `<cgroup2 mount>/lockstep` when running as root (see runtimes/local/sandbox/limits.py)."""
     public_host: str = "localhost"
     """The host name in the URLs of workloads' exposed ports (pods listen on this machine)."""
+    public_url: str | None = Field(default=None, max_length=2048, pattern=r"^https?://[^/?#]+$")
+    """lockstep's own URL as browsers reach it (`https://lockstep.example.com`), for the
+    addresses it gives out: the redirect URI of single sign-on. By default, the address each
+    request came to."""
     image_environments: dict[str, Path] = Field(default_factory=dict)
     """Image names (or repositories without a tag) and the local Python environment (venv or
     conda prefix) their pods run in, as JSON: `{"pytorch/pytorch": "/opt/envs/torch"}`."""

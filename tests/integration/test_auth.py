@@ -106,7 +106,7 @@ SPELLINGS = [
     ("clientId", "clientSecret"),
     ("clientID", "clientSecret"),
 ]
-UNSUPPORTED_GRANTS = ["exchange_token", "external_token_exchange"]
+UNSUPPORTED_GRANTS = ["external_token_exchange"]
 
 
 @pytest.fixture(scope="module")
@@ -149,7 +149,7 @@ def test_other_grant_types_of_the_contract_are_refused_naming_the_supported(
     assert response.json() == {
         "code": 400,
         "message": f"grantType: {grant!r} is not supported; "
-        "lockstep supports app_token, client_credentials, password, refresh_token",
+        "lockstep supports app_token, client_credentials, password, refresh_token, exchange_token",
     }
 
 
@@ -166,18 +166,18 @@ def test_each_grant_of_the_contract_is_answered_as_supported_or_not(
 ) -> None:
     """Every grant type the document shows (its examples, sent as they are) is known: those
     lockstep supports are checked (401: the example's credentials are no application's, its
-    refresh token no token), the others, `external_token_exchange` among them, are refused as
+    refresh token no token, its code no sign-in's), the others, `external_token_exchange` among them, are refused as
     not supported by lockstep, never as an unknown value."""
     response = token_server.post("/api/v1/token", json=example)
     grant = example["grantType"]
-    if grant in ("app_token", "client_credentials", "refresh_token"):
+    if grant in ("app_token", "client_credentials", "refresh_token", "exchange_token"):
         assert response.status_code == 401, (name, response.text)
         return
     assert response.status_code == 400, (name, response.text)
     assert response.json() == {
         "code": 400,
         "message": f"grantType: {grant!r} is not supported; "
-        "lockstep supports app_token, client_credentials, password, refresh_token",
+        "lockstep supports app_token, client_credentials, password, refresh_token, exchange_token",
     }
 
 
@@ -191,13 +191,13 @@ def test_each_grant_of_the_contract_is_answered_as_supported_or_not(
             400,
             "grantType: 'magic' is not a grant type (one of app_token, client_credentials, "
             "refresh_token, exchange_token, password, external_token_exchange); "
-            "lockstep supports app_token, client_credentials, password, refresh_token",
+            "lockstep supports app_token, client_credentials, password, refresh_token, exchange_token",
         ),
         (
             {"AppId": "admin", "AppSecret": "x"},
             400,
             "grantType: required; "
-            "lockstep supports app_token, client_credentials, password, refresh_token",
+            "lockstep supports app_token, client_credentials, password, refresh_token, exchange_token",
         ),
         ({"grantType": 7, "AppId": "admin"}, 400, "grantType: must be a string"),
         ({"grantType": "app_token", "AppSecret": "x"}, 400, "AppId: required for the app_token"),

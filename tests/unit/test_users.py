@@ -45,6 +45,7 @@ from lockstep.services.token_requests import (
     Credentials,
     PasswordCredentials,
     RefreshCredentials,
+    SignInCode,
     checked,
 )
 from lockstep.services.token_standing import FRESH_SECONDS, TokenStanding
@@ -608,7 +609,9 @@ def test_a_token_from_an_access_key_stands_while_its_user_and_key_do(
 # Token requests.
 
 
-def check_body(body: dict[str, Any]) -> Credentials | PasswordCredentials | RefreshCredentials:
+def check_body(
+    body: dict[str, Any],
+) -> Credentials | PasswordCredentials | RefreshCredentials | SignInCode:
     return checked(TokenRequest.from_body(body))
 
 

@@ -24,12 +24,14 @@ from lockstep.api.routes import (
     clients,
     console,
     health,
+    identity_providers,
     metrics,
     node_pools,
     pod_logs,
     prometheus,
     scheduling,
     secrets,
+    single_sign_on,
     tokens,
     users,
     workload_kinds,
@@ -39,6 +41,7 @@ from lockstep.api.routes import organization as organization_routes
 from lockstep.api.routes.prometheus import Exposition
 from lockstep.api.token_guard import TokenGuard
 from lockstep.assembly import bootstrap, open_core
+from lockstep.auth.oidc import OidcClient
 from lockstep.config import Settings
 from lockstep.domain.clock import Clock, utc_now
 from lockstep.domain.gpus import GpuReader
@@ -50,6 +53,7 @@ from lockstep.runtimes.registry import backend_for, organization_of, renderers
 from lockstep.services.access_rules import AccessRuleService
 from lockstep.services.claims import ClaimService
 from lockstep.services.clients import ClientService
+from lockstep.services.identity_providers import IdentityProviderService
 from lockstep.services.metrics.gauges import StoreGauges
 from lockstep.services.metrics.series import MetricsService
 from lockstep.services.metrics.telemetry import TelemetryService
@@ -57,6 +61,7 @@ from lockstep.services.node_pools import NodePoolService
 from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
+from lockstep.services.single_sign_on import SingleSignOn
 from lockstep.services.stream_slots import Limit, StreamSlots
 from lockstep.services.token_standing import TokenStanding
 from lockstep.services.workload_list import WorkloadList
@@ -118,6 +123,7 @@ def create_app(
     )
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(HttpMetrics, instruments=instruments)
+    calls = Calls(core.database)
     app.state.services = Services(
         workloads=WorkloadService(
             core.database,
@@ -143,6 +149,10 @@ def create_app(
         access_rules=AccessRuleService(core.database, clock=clock),
         clients=ClientService(core.database, clock=clock),
         users=core.users,
+        identity_providers=IdentityProviderService(core.database, clock=clock),
+        single_sign_on=SingleSignOn(
+            core.database, clock=clock, users=core.users, oidc=OidcClient(), calls=calls
+        ),
         standing=TokenStanding(core.identity.token_generation),
         secrets=core.secrets,
         claims=ClaimService(core.database, backend.claims),
@@ -153,13 +163,14 @@ def create_app(
         ),
         telemetry=TelemetryService(core.database, clock=clock),
         tokens=core.tokens,
-        calls=Calls(core.database),
+        calls=calls,
         logs=backend.logs,
         renderers=renderers(settings, organization=organization_of(core.database)),
         runtime=settings.runtime,
         image_environments=settings.image_environments,
         unapplied=backend.unapplied,
         public_host=settings.public_host,
+        public_url=settings.public_url,
         clock=clock,
         version=__version__,
         bounds=settings.request_bounds,
@@ -207,6 +218,8 @@ def create_app(
         users,
         authorization,
         clients,
+        identity_providers,
+        single_sign_on,
         workloads,
         pod_logs,
         organization_routes,

@@ -28,6 +28,7 @@ from lockstep.services.access_rules import AccessRuleService
 from lockstep.services.claims import ClaimService
 from lockstep.services.clients import ClientService
 from lockstep.services.identity import IdentityService
+from lockstep.services.identity_providers import IdentityProviderService
 from lockstep.services.metrics.series import MetricsService
 from lockstep.services.metrics.telemetry import TelemetryService
 from lockstep.services.node_pools import NodePoolService
@@ -35,6 +36,7 @@ from lockstep.services.nodes import NodeService
 from lockstep.services.organization import OrganizationService
 from lockstep.services.scheduling import SchedulingService
 from lockstep.services.secrets import SecretService
+from lockstep.services.single_sign_on import SingleSignOn
 from lockstep.services.token_standing import TokenStanding
 from lockstep.services.users import UserService
 from lockstep.services.workload_list import WorkloadList
@@ -52,6 +54,8 @@ class Services:
     access_rules: AccessRuleService
     clients: ClientService
     users: UserService
+    identity_providers: IdentityProviderService
+    single_sign_on: SingleSignOn
     standing: TokenStanding
     """Whether a token still stands (its user's logout, its client's new secret, …)."""
     secrets: SecretService
@@ -72,6 +76,8 @@ class Services:
     """What of a workload the backend does not apply (the local runtime without a sandbox:
     what it asks that only a sandbox gives)."""
     public_host: str
+    public_url: str | None
+    """lockstep's URL as browsers reach it (LOCKSTEP_PUBLIC_URL), or None: each request's."""
     clock: Clock
     version: str
     bounds: RequestBounds

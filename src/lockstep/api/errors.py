@@ -21,6 +21,7 @@ from lockstep.domain.errors import (
     LockstepError,
     MetricsUnavailable,
     NotFound,
+    ProviderFailed,
     StoreUnavailable,
     TooManyRequests,
     Unauthenticated,
@@ -38,6 +39,7 @@ STATUS: dict[type[LockstepError], int] = {
     TooManyRequests: 429,
     StoreUnavailable: 503,
     MetricsUnavailable: 503,
+    ProviderFailed: 502,
 }
 
 

@@ -31,8 +31,10 @@ from lockstep.domain.phases import Phase
 from lockstep.domain.plan import GangLayout, ReplicaPlan
 from lockstep.domain.quantities import binary_quantity
 from lockstep.domain.secrets import Secret
+from lockstep.domain.single_sign_on import OIDC, IdentityProvider, Mappers
 from lockstep.domain.users import User
 from lockstep.domain.workload import Event, PhaseChange, Pod, Workload
+from lockstep.schemas.identity_providers import MASKED_SECRET
 from lockstep.services.access_rules import ShownRule, role_id
 from lockstep.services.node_pools import PoolView
 from lockstep.services.nodes import GPU_PRODUCT_LABEL
@@ -486,6 +488,42 @@ def user(u: User) -> dict[str, Any]:
         "isLocal": u.is_local,
         "groups": list(u.groups),
     }
+
+
+def identity_provider(p: IdentityProvider, *, redirect_uri: str) -> dict[str, Any]:
+    """The contract's `Idp1`: the client secret masked, as every read shows it."""
+    oidc: dict[str, Any] = {
+        "clientId": p.client_id,
+        "clientSecret": MASKED_SECRET,
+        "discoverDocumentUrl": p.discovery_url,
+        "scopes": list(p.scopes),
+    }
+    if p.mandatory_claim is not None:
+        oidc["mandatoryClaim"] = {
+            "claim": p.mandatory_claim.claim,
+            "values": list(p.mandatory_claim.values),
+        }
+    return {
+        "alias": p.alias,
+        "type": OIDC,
+        "redirectUri": redirect_uri,
+        "oidcData": oidc,
+        "mappers": mappers(p.alias, p.mappers),
+    }
+
+
+def mappers(alias: str, m: Mappers) -> dict[str, Any]:
+    """The contract's `Mappers`: the provider's alias (which the document requires there) and
+    the claims that are mapped."""
+    given = {
+        "alias": alias,
+        "email": m.email,
+        "groups": m.groups,
+        "uid": m.uid,
+        "gid": m.gid,
+        "supplementaryGroups": m.supplementary_groups,
+    }
+    return {name: claim for name, claim in given.items() if claim is not None}
 
 
 _ACTION_ORDER = (Action.CREATE, Action.READ, Action.UPDATE, Action.DELETE)

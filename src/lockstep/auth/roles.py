@@ -35,6 +35,7 @@ class Resource(StrEnum):
     SECRETS = "secrets"
     CONFIG_MAPS = "config maps"
     USERS = "users"
+    IDENTITY_PROVIDERS = "identity providers"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,7 @@ CONTRACT_RESOURCES: dict[Resource, ContractResource] = {
         "cm-volume-assets", "ConfigMap data sources", "workload-asset"
     ),
     Resource.USERS: ContractResource("users", "Users", "iam"),
+    Resource.IDENTITY_PROVIDERS: ContractResource("idps", "Identity providers", "iam"),
 }
 """Secrets and config maps, lockstep's own resources, take the contract's nearest kinds."""
 

@@ -86,3 +86,10 @@ class MetricsUnavailable(LockstepError):
     """Measured metrics cannot be had: the runtime has no source of them configured (the
     Kubernetes runtime needs a Prometheus to ask), or the Prometheus cannot be reached,
     answers late, refuses the query or answers something else than its API's."""
+
+
+class ProviderFailed(LockstepError):
+    """An identity provider could not be reached, or answered what a sign-in cannot accept
+    (its discovery document, its keys, its tokens)."""
+
+    transient = True

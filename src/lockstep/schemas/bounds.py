@@ -143,3 +143,13 @@ MAX_EMAIL_LENGTH = 254
 """The longest user email (RFC 5321's limit on an address)."""
 MAX_PASSWORD_LENGTH = 256
 """The longest password a user may set or send."""
+
+# Identity providers (/api/v1/idps).
+MAX_ALIAS_LENGTH = 63
+MAX_SCOPES = 32
+MAX_SCOPE_LENGTH = 255
+MAX_URL_LENGTH = 2048
+MAX_CLIENT_ID_LENGTH = 1024
+MAX_CLIENT_SECRET_LENGTH = 4096
+MAX_CLAIM_NAME_LENGTH = 255
+MAX_CLAIM_VALUES = 64

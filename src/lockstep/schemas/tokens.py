@@ -31,6 +31,8 @@ SECRET_KEYS = ("appsecret", "clientsecret", "client_secret")
 USERNAME_KEYS = ("username",)
 PASSWORD_KEYS = ("password",)
 REFRESH_KEYS = ("refreshtoken", "refresh_token")
+CODE_KEYS = ("code",)
+REDIRECT_URI_KEYS = ("redirecturi", "redirect_uri")
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +56,8 @@ class TokenRequest:
     username: Given
     password: Given
     refresh_token: Given
+    code: Given
+    redirect_uri: Given
 
     @classmethod
     def from_body(cls, body: dict[str, Any]) -> TokenRequest:
@@ -64,6 +68,8 @@ class TokenRequest:
             username=Given.of(body, USERNAME_KEYS),
             password=Given.of(body, PASSWORD_KEYS),
             refresh_token=Given.of(body, REFRESH_KEYS),
+            code=Given.of(body, CODE_KEYS),
+            redirect_uri=Given.of(body, REDIRECT_URI_KEYS),
         )
 
 

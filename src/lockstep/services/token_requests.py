@@ -1,5 +1,6 @@
 """The checks of a token request: a grant type lockstep supports and the credentials it takes
-(an application's id and secret, a user's name and password, or a refresh token), each one
+(an application's id and secret, a user's name and password, a refresh token, or the one-time
+code of a sign-in through an identity provider with its redirect URI), each one
 string within its bound, under any spelling of their keys (see schemas/tokens.py)."""
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ SUPPORTED_GRANTS = (
     GrantType.CLIENT_CREDENTIALS.value,
     GrantType.PASSWORD.value,
     GrantType.REFRESH_TOKEN.value,
+    GrantType.EXCHANGE_TOKEN.value,
 )
 SUPPORTED = ", ".join(SUPPORTED_GRANTS)
 MAX_CREDENTIAL_LENGTH = 1024
@@ -49,7 +51,18 @@ class RefreshCredentials:
     refresh_token: str
 
 
-def checked(request: TokenRequest) -> Credentials | PasswordCredentials | RefreshCredentials:
+@dataclass(frozen=True, slots=True)
+class SignInCode:
+    """The one-time code a sign-in through an identity provider ended with, and the redirect
+    URI it was given to."""
+
+    code: str
+    redirect_uri: str
+
+
+def checked(
+    request: TokenRequest,
+) -> Credentials | PasswordCredentials | RefreshCredentials | SignInCode:
     """The request's credentials, or InvalidRequest naming the key and the rule."""
     grant = _one(request.grant_type, "grantType", f"required; lockstep supports {SUPPORTED}")
     if grant not in SUPPORTED_GRANTS:
@@ -75,6 +88,12 @@ def checked(request: TokenRequest) -> Credentials | PasswordCredentials | Refres
             longest=MAX_REFRESH_TOKEN_LENGTH,
         )
         return RefreshCredentials(token)
+    if grant == GrantType.EXCHANGE_TOKEN.value:
+        required = "required for the exchange_token grant"
+        return SignInCode(
+            code=_one(request.code, "code", required),
+            redirect_uri=_one(request.redirect_uri, "redirectUri", required),
+        )
     id_key, secret_key = KEY_NAMES[grant]
     client_id = _one(request.client_id, id_key, f"required for the {grant} grant")
     client_secret = _one(request.client_secret, secret_key, f"required for the {grant} grant")

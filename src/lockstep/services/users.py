@@ -236,7 +236,7 @@ class UserService:
             self._failed_unknown(name)
             raise Unauthenticated(_BAD_SIGN_IN)
         self._check_password(user, password)
-        return self._tokens_for(user)
+        return self.tokens_for(user)
 
     def refresh(self, refresh_token: str) -> SignedIn:
         """New tokens for the user of a refresh token that still stands."""
@@ -248,9 +248,11 @@ class UserService:
             raise Unauthenticated("the refresh token's user no longer exists")
         if user.token_generation != principal.generation:
             raise Unauthenticated("the refresh token's user has been signed out")
-        return self._tokens_for(user)
+        return self.tokens_for(user)
 
-    def _tokens_for(self, user: User) -> SignedIn:
+    def tokens_for(self, user: User) -> SignedIn:
+        """An access token and a refresh token for the user (signed in: by a password, or
+        through an identity provider)."""
         principal = Principal(
             SubjectType.USER,
             user.username,

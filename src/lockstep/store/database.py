@@ -31,6 +31,7 @@ from lockstep.store.node_pools import NodePoolRepository
 from lockstep.store.organization import OrganizationRepository
 from lockstep.store.scheduling import SchedulingRepository
 from lockstep.store.secrets import Sealing, SecretRepository
+from lockstep.store.single_sign_on import SingleSignOnRepository
 from lockstep.store.users import UserRepository
 from lockstep.store.workload_changes import WorkloadChanges
 from lockstep.store.workloads import WorkloadRepository
@@ -83,6 +84,7 @@ class UnitOfWork:
         self.identity = IdentityRepository(connection)
         self.users = UserRepository(connection)
         self.secrets = SecretRepository(connection, sealer)
+        self.single_sign_on = SingleSignOnRepository(connection, sealer)
         self.scheduling = SchedulingRepository(connection)
         self.metrics = MetricsRepository(connection)
         self.workload_changes = WorkloadChanges(connection)

@@ -170,6 +170,40 @@ users = Table(
     Column("locked_until", UtcDateTime, nullable=True),
 )
 
+identity_providers = Table(
+    "identity_providers",
+    metadata,
+    Column("alias", String(63), primary_key=True),
+    Column("discovery_url", String(2048), nullable=False),
+    Column("client_id", String(1024), nullable=False),
+    Column("client_secret", Text, nullable=False),
+    Column("scopes", Text, nullable=False),
+    Column("mandatory_claim", Text, nullable=True),
+    Column("mappers", Text, nullable=False),
+    Column("created_at", UtcDateTime, nullable=False),
+    Column("updated_at", UtcDateTime, nullable=False),
+)
+"""OpenID Connect providers people sign in with; the client secret sealed, scopes, the
+mandatory claim and the mappers as JSON."""
+
+sso_sign_ins = Table(
+    "sso_sign_ins",
+    metadata,
+    Column("state_hash", String(64), primary_key=True),
+    Column("alias", String(63), nullable=False),
+    Column("code_verifier", Text, nullable=False),
+    Column("nonce", String(64), nullable=False),
+    Column("return_uri", String(2048), nullable=False),
+    Column("return_state", String(1024), nullable=False),
+    Column("expires_at", UtcDateTime, nullable=False),
+    Column("user_id", String(36), nullable=True),
+    Column("code_hash", String(64), nullable=True, unique=True),
+    Index("ix_sso_sign_ins_expiry", "expires_at"),
+)
+"""Sign-ins through a provider under way: from the redirect to the provider (the PKCE
+verifier sealed, kept under the hash of the state) to the one-time code the console or the CLI
+exchanges (kept as its hash), then deleted."""
+
 workloads = Table(
     "workloads",
     metadata,

@@ -37,10 +37,20 @@ class UserRepository:
         self._db = connection
 
     def add(
-        self, *, user_id: str, username: str, password_hash: str, created_by: str, now: datetime
+        self,
+        *,
+        user_id: str,
+        username: str,
+        password_hash: str,
+        created_by: str,
+        now: datetime,
+        is_local: bool = True,
     ) -> User:
+        """A new user; `is_local`: one who signs in with a password (else through a provider,
+        with an empty `password_hash` that no password matches)."""
         values = {
             "id": user_id,
+            "is_local": is_local,
             "username": username,
             "password_hash": password_hash,
             "created_by": created_by,

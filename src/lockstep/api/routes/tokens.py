@@ -2,7 +2,8 @@
 (`app_token`, `client_credentials`) and a user's password (`password`) are checked through the
 token guard (api/token_guard.py): rates per client address and per application id or user
 name, and a bounded number hashing at once. A refresh token (`refresh_token`) is checked by its
-signature and the user's standing, which costs no hashing."""
+signature and the user's standing, and the one-time code of a sign-in through an identity
+provider (`exchange_token`, services/single_sign_on.py) by its digest: neither costs hashing."""
 
 from __future__ import annotations
 
@@ -17,7 +18,12 @@ from lockstep.api.deps import BodyDep, ServicesDep, client_address
 from lockstep.api.responses import json_response
 from lockstep.domain.errors import InvalidRequest
 from lockstep.schemas.tokens import TokenRequest
-from lockstep.services.token_requests import PasswordCredentials, RefreshCredentials, checked
+from lockstep.services.token_requests import (
+    PasswordCredentials,
+    RefreshCredentials,
+    SignInCode,
+    checked,
+)
 from lockstep.services.users import SignedIn
 
 router = APIRouter(tags=["tokens"])
@@ -45,6 +51,11 @@ async def grant_token(request: Request, services: ServicesDep, body: BodyDep) ->
     if isinstance(credentials, RefreshCredentials):
         renewed = await services.calls.store(services.users.refresh, credentials.refresh_token)
         return _tokens(renewed)
+    if isinstance(credentials, SignInCode):
+        exchanged = await services.calls.store(
+            services.single_sign_on.exchange, credentials.code, credentials.redirect_uri
+        )
+        return _tokens(exchanged)
     issued = await services.token_guard.check(
         address,
         credentials.client_id,
