@@ -107,6 +107,9 @@ SPELLINGS = [
     ("clientID", "clientSecret"),
 ]
 UNSUPPORTED_GRANTS = ["external_token_exchange"]
+SUPPORTED = (
+    "lockstep supports app_token, client_credentials, password, refresh_token, exchange_token"
+)
 
 
 @pytest.fixture(scope="module")
@@ -148,8 +151,7 @@ def test_other_grant_types_of_the_contract_are_refused_naming_the_supported(
     assert response.status_code == 400
     assert response.json() == {
         "code": 400,
-        "message": f"grantType: {grant!r} is not supported; "
-        "lockstep supports app_token, client_credentials, password, refresh_token, exchange_token",
+        "message": f"grantType: {grant!r} is not supported; {SUPPORTED}",
     }
 
 
@@ -166,8 +168,8 @@ def test_each_grant_of_the_contract_is_answered_as_supported_or_not(
 ) -> None:
     """Every grant type the document shows (its examples, sent as they are) is known: those
     lockstep supports are checked (401: the example's credentials are no application's, its
-    refresh token no token, its code no sign-in's), the others, `external_token_exchange` among them, are refused as
-    not supported by lockstep, never as an unknown value."""
+    refresh token no token, its code no sign-in's), the other, `external_token_exchange`, is
+    refused as not supported by lockstep, never as an unknown value."""
     response = token_server.post("/api/v1/token", json=example)
     grant = example["grantType"]
     if grant in ("app_token", "client_credentials", "refresh_token", "exchange_token"):
@@ -176,8 +178,7 @@ def test_each_grant_of_the_contract_is_answered_as_supported_or_not(
     assert response.status_code == 400, (name, response.text)
     assert response.json() == {
         "code": 400,
-        "message": f"grantType: {grant!r} is not supported; "
-        "lockstep supports app_token, client_credentials, password, refresh_token, exchange_token",
+        "message": f"grantType: {grant!r} is not supported; {SUPPORTED}",
     }
 
 
@@ -190,14 +191,12 @@ def test_each_grant_of_the_contract_is_answered_as_supported_or_not(
             {"grantType": "magic", "AppId": "admin", "AppSecret": "x"},
             400,
             "grantType: 'magic' is not a grant type (one of app_token, client_credentials, "
-            "refresh_token, exchange_token, password, external_token_exchange); "
-            "lockstep supports app_token, client_credentials, password, refresh_token, exchange_token",
+            "refresh_token, exchange_token, password, external_token_exchange); " + SUPPORTED,
         ),
         (
             {"AppId": "admin", "AppSecret": "x"},
             400,
-            "grantType: required; "
-            "lockstep supports app_token, client_credentials, password, refresh_token, exchange_token",
+            "grantType: required; " + SUPPORTED,
         ),
         ({"grantType": 7, "AppId": "admin"}, 400, "grantType: must be a string"),
         ({"grantType": "app_token", "AppSecret": "x"}, 400, "AppId: required for the app_token"),

@@ -214,6 +214,13 @@ LOCKSTEP_OPERATIONS = {
     ("/api/v1/administration/access-keys/{accessKeyId}", "delete"),
     ("/api/v1/administration/user-applications", "get"),
     ("/api/v1/administration/user-applications/{appId}", "delete"),
+    ("/api/v1/idps", "get"),
+    ("/api/v1/idps", "post"),
+    ("/api/v1/idps/{idp}", "get"),
+    ("/api/v1/idps/{idp}", "put"),
+    ("/api/v1/idps/{idp}", "delete"),
+    ("/api/v1/idps/{idp}/mappers", "get"),
+    ("/api/v1/idps/{idp}/mappers", "put"),
     ("/healthz", "get"),
     ("/readyz", "get"),
 }
@@ -236,6 +243,7 @@ SAMPLE_PARAMETERS = {
     "serviceAccountId": "x",
     "appId": "x",
     "accessKeyId": "x",
+    "idp": "x",
 }
 
 

@@ -261,6 +261,7 @@ class World:
             "serviceAccountId": self.account_id,
             "appId": self.account_id,
             "roleIdPath": str(BY_ROLE[Role.VIEWER].id),
+            "idp": SHARED_IDP,
         }
         place = self.places.get(where)
         if place is not None:
@@ -409,6 +410,37 @@ def name_body(world: World, where: Where) -> dict[str, Any]:
 
 def enabled_body(world: World, where: Where) -> dict[str, Any]:
     return {"enabled": True}
+
+
+def idp_body(world: World, where: Where) -> dict[str, Any]:
+    return idp_named(world.unique("idp"))
+
+
+def idp_named(name: str) -> dict[str, Any]:
+    """An OpenID Connect provider (nothing is asked of it until someone signs in)."""
+    return {
+        "name": name,
+        "type": "oidc",
+        "oidcData": {
+            "clientId": "lockstep",
+            "clientSecret": "a-secret",
+            "discoverDocumentUrl": "https://idp.example.com/.well-known/openid-configuration",
+        },
+    }
+
+
+def idp_replaced(world: World, where: Where) -> dict[str, Any]:
+    body = idp_body(world, where)
+    del body["name"]
+    return body
+
+
+def fresh_idp(world: World, where: Where) -> dict[str, str]:
+    return {"idp": str(created(world.admin.post(IDPS, json=idp_body(world, where)))["alias"])}
+
+
+def mail_mapper(world: World, where: Where) -> dict[str, Any]:
+    return {"email": "mail"}
 
 
 def user_body(world: World, where: Where) -> dict[str, Any]:
@@ -563,6 +595,7 @@ HOME: dict[Resource, tuple[Where, ...]] = {
     Resource.CLUSTERS: (Where.CLUSTER,),
     Resource.USERS: (Where.TENANT,),
     Resource.APPLICATIONS: (Where.TENANT,),
+    Resource.IDENTITY_PROVIDERS: (Where.TENANT,),
 }
 """Where the targets of an operation on each kind of resource are: a thing of a department or
 project, once inside the rule and once outside it; the cluster; the tenant."""
@@ -697,6 +730,8 @@ KEYS = "/api/v1/access-keys"
 ADMINISTRATION = "/api/v1/administration/"
 AUTHORIZATION = "/api/v1/authorization"
 RULES = AUTHORIZATION + "/access-rules"
+IDPS = "/api/v1/idps"
+SHARED_IDP = "shared"
 SELF, TENANT = (Where.SELF,), (Where.TENANT,)
 CPU, GPU_QUOTA, TOTAL_GPU = metrics("CPU_USAGE_CORES"), metrics("GPU_QUOTA"), metrics("TOTAL_GPU")
 
@@ -854,6 +889,25 @@ OPERATIONS: list[Operation] = [
         at=SELF,
         own=own_password,
         signs_out=True,
+    ),
+    # Identity providers: the tenant's.
+    Operation("GET", IDPS, (R.IDENTITY_PROVIDERS, READ), CHECKED, 200),
+    Operation("POST", IDPS, (R.IDENTITY_PROVIDERS, CREATE), CHECKED, 201, body=idp_body),
+    Operation("GET", IDPS + "/{idp}", (R.IDENTITY_PROVIDERS, READ), CHECKED, 200),
+    Operation(
+        "PUT", IDPS + "/{idp}", (R.IDENTITY_PROVIDERS, UPDATE), CHECKED, 200, body=idp_replaced
+    ),
+    Operation(
+        "DELETE", IDPS + "/{idp}", (R.IDENTITY_PROVIDERS, DELETE), CHECKED, 200, fresh=fresh_idp
+    ),
+    Operation("GET", IDPS + "/{idp}/mappers", (R.IDENTITY_PROVIDERS, READ), CHECKED, 200),
+    Operation(
+        "PUT",
+        IDPS + "/{idp}/mappers",
+        (R.IDENTITY_PROVIDERS, UPDATE),
+        CHECKED,
+        202,
+        body=mail_mapper,
     ),
     # Service accounts (and the deprecated applications): the tenant's.
     *(
@@ -1068,6 +1122,7 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[World]:
         user_id, password = new_user(admin, "someone@example.com")
         someone = Api(client, tokens(client, "someone@example.com", password)["accessToken"])
         account = created(admin.post(ACCOUNTS, json={"name": "an-account"}))
+        created(admin.post(IDPS, json=idp_named(SHARED_IDP)))
         node = admin.get(f"/api/v1/clusters/{cluster_id}/nodes").json()["nodes"][0]["name"]
         yield World(
             admin, callers, cluster_id, str(node), places, someone, user_id, str(account["id"])

@@ -59,9 +59,10 @@ CONTRACT_RESOURCES: dict[Resource, ContractResource] = {
         "cm-volume-assets", "ConfigMap data sources", "workload-asset"
     ),
     Resource.USERS: ContractResource("users", "Users", "iam"),
-    Resource.IDENTITY_PROVIDERS: ContractResource("idps", "Identity providers", "iam"),
+    Resource.IDENTITY_PROVIDERS: ContractResource("security-settings", "Security settings", "iam"),
 }
-"""Secrets and config maps, lockstep's own resources, take the contract's nearest kinds."""
+"""Secrets and config maps, lockstep's own resources, take the contract's nearest kinds, and
+identity providers the settings they are part of."""
 
 DEFINED_AT = datetime(2026, 12, 6, tzinfo=UTC)
 """When this table of roles was written: the `createdAt` and `updatedAt` of every role."""

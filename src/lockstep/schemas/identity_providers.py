@@ -54,8 +54,9 @@ class OidcBody(WireModel):
 
 
 class MappersBody(WireModel):
-    """The contract's `Mappers`: which claim holds each attribute (and the provider's alias,
-    which a read shows; sent back, it must be the provider's)."""
+    """The contract's `Mappers`: which claim holds each attribute. The provider's `alias`,
+    which the document requires here and a read shows, is ignored: the path names the
+    provider."""
 
     alias: Annotated[str, StringConstraints(max_length=MAX_ALIAS_LENGTH)] | None = None
     email: ClaimName | None = None
@@ -66,9 +67,13 @@ class MappersBody(WireModel):
 
 
 class IdpCreationRequest(WireModel):
+    """The contract's `IdpCreationRequest`. Its `data`, which the document requires but never
+    defines, is accepted and ignored."""
+
     name: Annotated[str, StringConstraints(max_length=MAX_ALIAS_LENGTH)] | None = None
     type: Annotated[str, StringConstraints(max_length=32)]
     oidc_data: OidcBody | None = None
     saml_data: dict[str, Any] | None = None
     ocp_data: dict[str, Any] | None = None
     mappers: MappersBody | None = None
+    data: Any = None

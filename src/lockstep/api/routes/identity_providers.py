@@ -83,8 +83,6 @@ async def update_idp(
     request = await parse_body(IdpCreationRequest, body)
     if request.name is not None and request.name != alias:
         raise InvalidRequest.of("name", f"must be the provider's alias {alias!r}, or left out")
-    if request.mappers is not None:
-        _check_alias(request.mappers.alias, alias, field="mappers.alias")
     settings = _settings(alias, request, creating=False)
     await services.calls.store(services.identity_providers.replace, caller, settings)
     return Response(status_code=200)
@@ -107,7 +105,6 @@ async def update_idp_mappers(
     alias: Alias, caller: CallerDep, services: ServicesDep, body: BodyDep
 ) -> Response:
     request = await parse_body(MappersBody, body)
-    _check_alias(request.alias, alias)
     await services.calls.store(
         services.identity_providers.set_mappers, caller, alias, _mappers(request)
     )
@@ -148,11 +145,6 @@ def _settings(alias: str, request: IdpCreationRequest, *, creating: bool) -> Pro
         mandatory_claim=None if claim is None else MandatoryClaim(claim.claim, tuple(claim.values)),
         mappers=_mappers(request.mappers or MappersBody()),
     )
-
-
-def _check_alias(given: str | None, alias: str, *, field: str = "alias") -> None:
-    if given is not None and given != alias:
-        raise InvalidRequest.of(field, f"must be the provider's alias {alias!r}, or left out")
 
 
 def _mappers(body: MappersBody) -> Mappers:

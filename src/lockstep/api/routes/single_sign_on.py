@@ -26,7 +26,7 @@ from lockstep.domain.single_sign_on import CONSOLE_PATH
 from lockstep.schemas.bounds import MAX_ALIAS_LENGTH, MAX_URL_LENGTH
 from lockstep.services.single_sign_on import MAX_RETURN_STATE_LENGTH, SIGN_IN_SECONDS
 
-router = APIRouter(tags=["single sign-on"])
+router = APIRouter(tags=["single sign-on"], include_in_schema=False)  # pages, not an API
 
 Alias = Annotated[str, Path(max_length=MAX_ALIAS_LENGTH)]
 COOKIE_PATH = "/sso/"
