@@ -214,6 +214,8 @@ LOCKSTEP_OPERATIONS = {
     ("/api/v1/administration/access-keys/{accessKeyId}", "delete"),
     ("/api/v1/administration/user-applications", "get"),
     ("/api/v1/administration/user-applications/{appId}", "delete"),
+    ("/api/v1/audit/log", "get"),
+    ("/api/v1/audit/log/file", "get"),
     ("/healthz", "get"),
     ("/readyz", "get"),
 }

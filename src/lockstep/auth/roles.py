@@ -35,6 +35,7 @@ class Resource(StrEnum):
     SECRETS = "secrets"
     CONFIG_MAPS = "config maps"
     USERS = "users"
+    AUDIT_LOG = "the audit log"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,8 +59,10 @@ CONTRACT_RESOURCES: dict[Resource, ContractResource] = {
         "cm-volume-assets", "ConfigMap data sources", "workload-asset"
     ),
     Resource.USERS: ContractResource("users", "Users", "iam"),
+    Resource.AUDIT_LOG: ContractResource("events-history", "Event history", "iam"),
 }
-"""Secrets and config maps, lockstep's own resources, take the contract's nearest kinds."""
+"""Secrets and config maps, lockstep's own resources, take the contract's nearest kinds; the
+audit log is the contract's `events-history`, the event history of the tenant."""
 
 DEFINED_AT = datetime(2026, 12, 6, tzinfo=UTC)
 """When this table of roles was written: the `createdAt` and `updatedAt` of every role."""
@@ -92,7 +95,7 @@ ROLES: tuple[RoleDefinition, ...] = (
         1,
         Role.SYSTEM_ADMINISTRATOR,
         "Controls all aspects of the system.",
-        dict.fromkeys(Resource, ALL),
+        {**dict.fromkeys(Resource, ALL), Resource.AUDIT_LOG: READ},
     ),
     RoleDefinition(
         2,
