@@ -94,7 +94,7 @@ def test_changing_calls_and_sign_ins_are_recorded(api: Api) -> None:
     assert project["subject"] == ADMIN_ID and project["subject_type"] == "App"
     assert project["action"] == "create" and project["result"] == "Succeeded"
     assert project["http_method"] == "POST" and project["http_status_code"] == 201
-    assert project["url"] == "/api/v1/org-unit/projects"
+    assert project["url"] == "http://testserver/api/v1/org-unit/projects"
     assert (project["entity_type"], project["entity_id"], project["entity_name"]) == (
         "project",
         project_id,
@@ -139,7 +139,7 @@ def test_changing_calls_and_sign_ins_are_recorded(api: Api) -> None:
     )  # the in-process client's address is `testclient`, not an IPv4 address
     body = assert_conforms(page, LOG, tolerate=in_process)
     assert body["logs"] == body["audit_logs"] and body["total"] == len(body["logs"])
-    assert not any(r["url"] == "/api/v1/org-unit/departments" for r in body["logs"])
+    assert not any(r["url"].endswith("/api/v1/org-unit/departments") for r in body["logs"])
     everything = page.text + _file(api, "CSV") + _file(api, "JSON")
     for secret in (
         password,

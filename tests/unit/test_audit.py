@@ -12,6 +12,7 @@ from lockstep.domain.audit import (
     AuditAction,
     AuditResult,
     CallDescription,
+    call_url,
     check_sort,
     clipped,
     created_entity,
@@ -216,3 +217,18 @@ def test_a_csv_cell_never_holds_a_formula() -> None:
     assert spreadsheet_safe("=1+2") == "'=1+2"
     assert [spreadsheet_safe(text) for text in ("+1", "-1", "@x")] == ["'+1", "'-1", "'@x"]
     assert spreadsheet_safe("ada@example.com") == "ada@example.com"
+
+
+def test_a_call_url_is_an_absolute_uri() -> None:
+    def url(host: str | None, path: str, query: str = "") -> str:
+        return call_url(scheme="http", host=host, server="10.0.0.1:8080", path=path, query=query)
+
+    assert (
+        url("lockstep.example.com", "/api/v1/token") == "http://lockstep.example.com/api/v1/token"
+    )
+    assert url("[::1]:8080", "/api/v1/x", "dryRun=true") == "http://[::1]:8080/api/v1/x?dryRun=true"
+    assert url(None, "/a b/é") == "http://10.0.0.1:8080/a%20b/%C3%A9"
+    assert url("evil host/", "/p") == "http://10.0.0.1:8080/p"
+    assert url("h", "/p", "a=1&b=x%20y&c=%zz&d") == "http://h/p?a=1&b=x%20y&c=%25zz&d="
+    long = url("h", "/p", "q=" + "é" * 2000)
+    assert len(long) <= 2048 and not long.endswith(("%", "%C")) and long.startswith("http://h/p?q=")

@@ -31,13 +31,13 @@ from lockstep.domain.audit import (
     ANONYMOUS,
     CHANGING_METHODS,
     MAX_METADATA,
-    MAX_URL_LENGTH,
     OWN_PATH_PREFIX,
     TOKEN_PATH,
     AuditAction,
     AuditRecord,
     AuditSubjectType,
     CallDescription,
+    call_url,
     clipped,
     created_entity,
     describe_call,
@@ -196,7 +196,7 @@ class AuditTrail:
             action=described.action,
             result=result_of(status),
             http_method=str(scope["method"]),
-            url=clipped(_url(scope), MAX_URL_LENGTH),
+            url=_url(scope),
             http_status_code=status,
             source_ip=clipped(client_address(Request(scope)), 64),
             request_id=request_id,
@@ -241,7 +241,20 @@ class AuditTrail:
 
 
 def _url(scope: Scope) -> str:
-    """The path and query the call was made to."""
-    query = scope.get("query_string", b"").decode("latin-1")
-    path = str(scope.get("path", ""))
-    return f"{path}?{query}" if query else path
+    """The absolute URL the call was made to (domain/audit.py `call_url`)."""
+    headers = dict(scope.get("headers", []))
+    host = headers.get(b"host")
+    server = scope.get("server")
+    if server is None:
+        own = "localhost"
+    else:
+        name, port = server[0], server[1]
+        own = f"[{name}]" if ":" in str(name) else str(name)
+        own = own if port is None else f"{own}:{port}"
+    return call_url(
+        scheme=str(scope.get("scheme", "http")),
+        host=None if host is None else host.decode("latin-1"),
+        server=own,
+        path=str(scope.get("path", "")),
+        query=scope.get("query_string", b"").decode("latin-1"),
+    )

@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
 from enum import StrEnum
+from urllib.parse import parse_qsl, quote, urlencode
 
 from lockstep.domain.clock import parse_moment
 from lockstep.domain.errors import InvalidRequest
@@ -99,6 +100,26 @@ def clipped(text: str, longest: int = MAX_NAME_LENGTH) -> str:
     return text if len(text) <= longest else text[: longest - 1] + "…"
 
 
+_PLAIN_HOST = re.compile(r"^(?:[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\])(?::[0-9]{1,5})?$")
+_PATH_SAFE = "/-._~!$&'()*+,;=:@"
+_CUT_ESCAPE = re.compile(r"%[0-9A-Fa-f]?$")
+
+
+def call_url(*, scheme: str, host: str | None, server: str, path: str, query: str) -> str:
+    """The absolute URL a call was made to, as the contract's `uri` format wants it: the
+    scheme, the host the client addressed (`server`, this server's own address, when it named
+    none or named it oddly), the path and the query, escaped; at most `MAX_URL_LENGTH`
+    characters (a longer one is cut, never inside an escape)."""
+    authority = host if host and _PLAIN_HOST.match(host) else server
+    url = f"{scheme}://{authority}{quote(path, safe=_PATH_SAFE)}"
+    if query:
+        pairs = parse_qsl(query, keep_blank_values=True)
+        url += "?" + urlencode(pairs, quote_via=quote)
+    if len(url) > MAX_URL_LENGTH:
+        url = _CUT_ESCAPE.sub("", url[:MAX_URL_LENGTH])
+    return url
+
+
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
 
 
@@ -129,7 +150,6 @@ ENTITY_TYPES: dict[str, str] = {
     "apps": "app",
     "access-keys": "access-key",
     "user-applications": "user-application",
-    "token": "token",
 }
 """The collections of the API's paths, by the entity type a record names."""
 
