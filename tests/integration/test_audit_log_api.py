@@ -23,7 +23,7 @@ from tests.support.access import app_with_role, new_project
 from tests.support.api import ADMIN_ID, ADMIN_SECRET, Api, poll
 from tests.support.contract import assert_conforms
 from tests.support.requests import distributed
-from tests.support.users import new_user, sign_in, tokens
+from tests.support.users import PASSWORD, new_user, sign_in, tokens
 
 LOG = "/api/v1/audit/log"
 FILE = "/api/v1/audit/log/file"
@@ -82,6 +82,11 @@ def test_changing_calls_and_sign_ins_are_recorded(api: Api) -> None:
         json={"grantType": "refresh_token", "refreshToken": signed_in["refreshToken"]},
     )
     assert renewed.status_code == 200, renewed.text
+    ada = Api(api.client, signed_in["accessToken"])
+    changed = ada.post(
+        "/api/v1/me/password", json={"currentPassword": password, "newPassword": PASSWORD}
+    )
+    assert changed.status_code == 200, changed.text
     logout = api.post(f"/api/v1/users/{user_id}/logout")
     assert logout.status_code == 200, logout.text
     nobody = api.client.post("/api/v1/org-unit/departments", json={"name": "nobody's"})
@@ -121,7 +126,9 @@ def test_changing_calls_and_sign_ins_are_recorded(api: Api) -> None:
         401,
     )
     sign_ins = recorded(
-        api, lambda r: r["subject"] == email and r["result"] == "Succeeded", count=2
+        api,
+        lambda r: r["subject"] == email and r["action"] == "sign-in" and r["result"] == "Succeeded",
+        count=2,
     )
     assert {r["metadata"]["grantType"] for r in sign_ins} == {"password", "refresh_token"}
     (signed_out,) = recorded(api, record_of(logout))
@@ -130,6 +137,9 @@ def test_changing_calls_and_sign_ins_are_recorded(api: Api) -> None:
         "user",
         user_id,
     )
+    (own,) = recorded(api, record_of(changed))
+    assert (own["subject"], own["subject_type"], own["action"]) == (email, "User", "reset-password")
+    assert (own["entity_type"], own["entity_id"], own["entity_name"]) == ("user", user_id, email)
     (user,) = recorded(api, lambda r: r.get("entity_type") == "user" and r["action"] == "create")
     assert (user["entity_id"], user["entity_name"]) == (user_id, email)
 
@@ -143,6 +153,7 @@ def test_changing_calls_and_sign_ins_are_recorded(api: Api) -> None:
     everything = page.text + _file(api, "CSV") + _file(api, "JSON")
     for secret in (
         password,
+        PASSWORD,
         "not-her-password",
         ADMIN_SECRET,
         api.token or "",
@@ -273,6 +284,17 @@ def test_only_a_system_administrator_reads_it(api: Api) -> None:
             assert refused.json()["message"] == "you may not read the audit log in this tenant"
         anonymous = api.client.get(path, params=window())
         assert anonymous.status_code == 401
+    refused_change = viewer.post(
+        "/api/v1/org-unit/departments", json={"name": "not-mine", "clusterId": api.cluster_id()}
+    )
+    assert refused_change.status_code == 403
+    (failed,) = recorded(api, lambda r: r["request_id"] == refused_change.headers["x-request-id"])
+    assert (failed["subject"], failed["result"], failed["http_status_code"]) == (
+        "viewer",
+        "Failed",
+        403,
+    )
+    assert (failed["action"], failed["entity_type"]) == ("create", "department")
     permissions = api.get("/api/v1/authorization/permissions").json()
     assert {
         "resourceType": "events-history",
