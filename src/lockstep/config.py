@@ -246,6 +246,9 @@ class Settings(BaseSettings):
     log_format: LogFormat = LogFormat.AUTO
     max_request_bytes: int = Field(default=DEFAULT_MAX_REQUEST_BYTES, ge=1024)
     """A request body larger than this is refused (413)."""
+    audit_retention_days: int = Field(default=90, ge=1, le=36_500)
+    """How long the audit log keeps a record (days); older ones are deleted within the hour
+    (services/audit.py)."""
     list_items_remembered: int = Field(default=20_000, ge=0)
     """How many workloads' list items the API remembers as rendered (about a kilobyte each;
     services/workload_list.py)."""

@@ -221,6 +221,8 @@ LOCKSTEP_OPERATIONS = {
     ("/api/v1/idps/{idp}", "delete"),
     ("/api/v1/idps/{idp}/mappers", "get"),
     ("/api/v1/idps/{idp}/mappers", "put"),
+    ("/api/v1/audit/log", "get"),
+    ("/api/v1/audit/log/file", "get"),
     ("/healthz", "get"),
     ("/readyz", "get"),
 }

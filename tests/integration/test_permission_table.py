@@ -7,10 +7,10 @@ Each role is held by an application over the *inside* department (a rule there c
 department and everything below it: its project and what is in it). Each operation names
 here the kind of resource and the action it needs and where its target lives: in the inside
 department or project (`inside`, under the rule), in the outside department or project
-(`outside`, beside it), the cluster (above it), the tenant (users: only a system-wide rule
-covers them) or the caller itself. A control caller, the bootstrap administrator (System
-administrator over the whole system), must be allowed everything, which also shows that every
-request sent is one that only a permission could refuse.
+(`outside`, beside it), the cluster (above it), the tenant (users, the audit log: only a
+system-wide rule covers them) or the caller itself. A control caller, the bootstrap
+administrator (System administrator over the whole system), must be allowed everything, which
+also shows that every request sent is one that only a permission could refuse.
 
 The answers follow lockstep's documented conventions, written once as functions of the table
 (`expected`), not per operation:
@@ -472,6 +472,11 @@ def metrics(metric_type: str) -> Params:
     return params
 
 
+def last_hour(world: World, where: Where) -> dict[str, Any]:
+    now = datetime.now(UTC)
+    return {"start": iso(now - timedelta(hours=1)), "end": iso(now)}
+
+
 def named_workload(world: World, where: Where) -> dict[str, Any]:
     return {"filterBy": f"name=={world.place(where).workload_name}", "limit": MAX_LIMIT}
 
@@ -596,6 +601,7 @@ HOME: dict[Resource, tuple[Where, ...]] = {
     Resource.USERS: (Where.TENANT,),
     Resource.APPLICATIONS: (Where.TENANT,),
     Resource.IDENTITY_PROVIDERS: (Where.TENANT,),
+    Resource.AUDIT_LOG: (Where.TENANT,),
 }
 """Where the targets of an operation on each kind of resource are: a thing of a department or
 project, once inside the rule and once outside it; the cluster; the tenant."""
@@ -971,6 +977,9 @@ OPERATIONS: list[Operation] = [
             ),
         )
     ),
+    # The audit log: the tenant's.
+    Operation("GET", "/api/v1/audit/log", (R.AUDIT_LOG, READ), CHECKED, 200, params=last_hour),
+    Operation("GET", "/api/v1/audit/log/file", (R.AUDIT_LOG, READ), CHECKED, 200, params=last_hour),
     # Roles (the same for everyone), the caller's own permissions and rules, access rules.
     Operation("GET", AUTHORIZATION + "/roles", None, EVERY_CALLER, 200, at=TENANT),
     Operation("GET", AUTHORIZATION + "/roles/{roleIdPath}", None, EVERY_CALLER, 200, at=TENANT),

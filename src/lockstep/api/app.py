@@ -8,17 +8,20 @@ import functools
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from datetime import timedelta
 
 import orjson
 from fastapi import Depends, FastAPI
 
 from lockstep import __version__
 from lockstep.api import errors, views
+from lockstep.api.audit_trail import AuditTrail, Cluster
 from lockstep.api.body_size import BodySizeLimit
 from lockstep.api.calls import Calls
 from lockstep.api.deps import Services, no_nul_in_url
 from lockstep.api.http_metrics import HttpMetrics
 from lockstep.api.routes import (
+    audit,
     authorization,
     claims,
     clients,
@@ -51,6 +54,7 @@ from lockstep.runtimes.backend import Wiring
 from lockstep.runtimes.base import Runtime
 from lockstep.runtimes.registry import backend_for, organization_of, renderers
 from lockstep.services.access_rules import AccessRuleService
+from lockstep.services.audit import AuditLogService, AuditWriter
 from lockstep.services.claims import ClaimService
 from lockstep.services.clients import ClientService
 from lockstep.services.identity_providers import IdentityProviderService
@@ -67,6 +71,7 @@ from lockstep.services.token_standing import TokenStanding
 from lockstep.services.workload_list import WorkloadList
 from lockstep.services.workload_watch import WorkloadWatch
 from lockstep.services.workloads import WorkloadService
+from lockstep.store.database import Database
 
 log = logging.getLogger(__name__)
 
@@ -101,15 +106,23 @@ def create_app(
     organization = OrganizationService(
         core.database, clock=clock, nodes=backend.nodes, wake=backend.organization_changed
     )
+    audit_writer = AuditWriter(
+        core.database,
+        clock=clock,
+        retention=timedelta(days=settings.audit_retention_days),
+        instruments=instruments,
+    )
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
         backend.start()
+        audit_writer.start()
         try:
             yield
         finally:
             await app.state.workload_watch.close()
             backend.stop()
+            audit_writer.stop()
             core.close()
 
     app = FastAPI(
@@ -123,6 +136,9 @@ def create_app(
     )
     app.add_middleware(BodySizeLimit, max_bytes=settings.max_request_bytes)
     app.add_middleware(HttpMetrics, instruments=instruments)
+    app.add_middleware(
+        AuditTrail, writer=audit_writer, clock=clock, cluster=_only_cluster(core.database)
+    )
     calls = Calls(core.database)
     app.state.services = Services(
         workloads=WorkloadService(
@@ -178,6 +194,7 @@ def create_app(
             per_minute=settings.token_requests_per_minute,
             at_once=settings.token_checks_at_once,
         ),
+        audit=AuditLogService(core.database),
     )
     app.state.workload_watch = WorkloadWatch(
         core.database,
@@ -220,6 +237,7 @@ def create_app(
         clients,
         identity_providers,
         single_sign_on,
+        audit,
         workloads,
         pod_logs,
         organization_routes,
@@ -235,3 +253,10 @@ def create_app(
     for module in routers:
         app.include_router(module.router)
     return app
+
+
+def _only_cluster(database: Database) -> Cluster | None:
+    """The cluster this server serves, when it serves one (the audit log names it)."""
+    with database.read() as unit:
+        clusters = unit.organization.clusters()
+    return Cluster(clusters[0].id, clusters[0].name) if len(clusters) == 1 else None

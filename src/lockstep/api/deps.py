@@ -1,5 +1,6 @@
-"""Request dependencies: the services built by `create_app`, the caller, the raw body (checked
-storable), and the check every request's path and query pass (no NUL characters)."""
+"""Request dependencies: the services built by `create_app`, the caller (kept in the request's
+state for the audit trail, api/audit_trail.py), the raw body (checked storable), and the check
+every request's path and query pass (no NUL characters)."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from lockstep.runtimes.backend import Renderer
 from lockstep.runtimes.base import PodLogs
 from lockstep.schemas.bounds import RequestBounds
 from lockstep.services.access_rules import AccessRuleService
+from lockstep.services.audit import AuditLogService
 from lockstep.services.claims import ClaimService
 from lockstep.services.clients import ClientService
 from lockstep.services.identity import IdentityService
@@ -84,6 +86,7 @@ class Services:
     """What a request may hold (LOCKSTEP_MAX_*)."""
     token_guard: TokenGuard
     """The rates and turns of checks of a secret (LOCKSTEP_TOKEN_*)."""
+    audit: AuditLogService
 
 
 async def _services(request: Request) -> Services:
@@ -103,7 +106,12 @@ async def _caller(request: Request) -> Principal:
     if not services.standing.is_fresh(principal):
         await services.calls.store(services.standing.refresh, principal)
     services.standing.check(principal)
+    setattr(request.state, PRINCIPAL_STATE, principal)
     return principal
+
+
+PRINCIPAL_STATE = "principal"
+"""Where `_caller` leaves the caller in the request's state (the audit trail reads it)."""
 
 
 def client_address(request: Request) -> str:

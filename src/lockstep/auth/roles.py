@@ -36,6 +36,7 @@ class Resource(StrEnum):
     CONFIG_MAPS = "config maps"
     USERS = "users"
     IDENTITY_PROVIDERS = "identity providers"
+    AUDIT_LOG = "the audit log"
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +61,11 @@ CONTRACT_RESOURCES: dict[Resource, ContractResource] = {
     ),
     Resource.USERS: ContractResource("users", "Users", "iam"),
     Resource.IDENTITY_PROVIDERS: ContractResource("security-settings", "Security settings", "iam"),
+    Resource.AUDIT_LOG: ContractResource("events-history", "Event history", "iam"),
 }
-"""Secrets and config maps, lockstep's own resources, take the contract's nearest kinds, and
-identity providers the settings they are part of."""
+"""Secrets and config maps, lockstep's own resources, take the contract's nearest kinds;
+identity providers, the settings they are part of; the audit log, the contract's
+`events-history`, the event history of the tenant."""
 
 DEFINED_AT = datetime(2026, 12, 6, tzinfo=UTC)
 """When this table of roles was written: the `createdAt` and `updatedAt` of every role."""
@@ -95,7 +98,7 @@ ROLES: tuple[RoleDefinition, ...] = (
         1,
         Role.SYSTEM_ADMINISTRATOR,
         "Controls all aspects of the system.",
-        dict.fromkeys(Resource, ALL),
+        {**dict.fromkeys(Resource, ALL), Resource.AUDIT_LOG: READ},
     ),
     RoleDefinition(
         2,

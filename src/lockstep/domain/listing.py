@@ -65,23 +65,30 @@ class ListQuery:
     """The projects the caller may read; None means every project."""
 
 
-def parse_filters(expressions: list[str], *, allowed: frozenset[str]) -> tuple[Filter, ...]:
+def parse_filters(
+    expressions: list[str],
+    *,
+    allowed: frozenset[str],
+    expression: re.Pattern[str] = _EXPRESSION,
+) -> tuple[Filter, ...]:
     """Parse `filterBy` values (each may hold several comma-separated expressions), at most
-    `MAX_FILTER_CLAUSES` in all."""
-    clauses = [clause for raw in expressions for clause in _split(raw)]
+    `MAX_FILTER_CLAUSES` in all. `expression`: how one expression is written, with the groups
+    `field`, `op` and `value` (the default: a camelCase field, as most collections name
+    theirs)."""
+    clauses = [clause for raw in expressions for clause in _split(raw, expression)]
     if len(clauses) > MAX_FILTER_CLAUSES:
         raise InvalidRequest.of(
             "filterBy", f"must hold at most {MAX_FILTER_CLAUSES} clauses, not {len(clauses)}"
         )
     filters: list[Filter] = []
     violations: list[Violation] = []
-    for expression in clauses:
-        match = _EXPRESSION.fullmatch(expression)
+    for clause in clauses:
+        match = expression.fullmatch(clause)
         if match is None:
             violations.append(
                 Violation(
                     "filterBy",
-                    f"{expression!r} is not <field><operator><value> with an operator "
+                    f"{clause!r} is not <field><operator><value> with an operator "
                     "among ==, !=, <=, >=, =@, !@, =^, =$",
                 )
             )
@@ -100,12 +107,12 @@ def parse_filters(expressions: list[str], *, allowed: frozenset[str]) -> tuple[F
     return tuple(filters)
 
 
-def _split(raw: str) -> list[str]:
+def _split(raw: str, expression: re.Pattern[str]) -> list[str]:
     """`filterBy` is sent with explode=false: `a==1,b!=2` holds two expressions; a piece that
     does not start one (`b` in `name=@a,b`) belongs to the value before it."""
     parts: list[list[str]] = []
     for piece in raw.split(","):
-        if parts and not _EXPRESSION.match(piece):
+        if parts and not expression.match(piece):
             parts[-1].append(piece)
         else:
             parts.append([piece])

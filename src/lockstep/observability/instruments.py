@@ -1,6 +1,6 @@
 """The instruments lockstep keeps of its own health: HTTP requests by route and status, with
 their latency; reconcile passes and scheduling cycles; the reconcile queue's depth; store
-commits; pods started and failed.
+commits; pods started and failed; audit records that waited for room, and those lost.
 
 Each process makes one `Instruments` when it starts (the API in `create_app`, the reconciler
 in its process) and hands it to what it measures. When lockstep serves with its reconciler in
@@ -111,6 +111,17 @@ class Instruments:
         self.pods_failed = Counter(
             "lockstep_pods_failed",
             "Pods that ended failed (stopped by lockstep or not).",
+            registry=registry,
+        )
+        self.audit_records_waited = Counter(
+            "lockstep_audit_records_waited",
+            "Audit records whose call waited for room in the full audit queue.",
+            registry=registry,
+        )
+        self.audit_records_dropped = Counter(
+            "lockstep_audit_records_dropped",
+            "Audit records lost: the queue stayed full past the longest wait, or the store "
+            "could not take them when the server stopped.",
             registry=registry,
         )
 

@@ -24,6 +24,7 @@ from sqlalchemy.exc import DBAPIError, DisconnectionError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
 from lockstep.domain.errors import StoreUnavailable
+from lockstep.store.audit import AuditRepository
 from lockstep.store.group_commit import WalSyncer
 from lockstep.store.identity import IdentityRepository
 from lockstep.store.metrics import MetricsRepository
@@ -88,6 +89,7 @@ class UnitOfWork:
         self.scheduling = SchedulingRepository(connection)
         self.metrics = MetricsRepository(connection)
         self.workload_changes = WorkloadChanges(connection)
+        self.audit = AuditRepository(connection)
 
     def hold_start_up_lock(self) -> None:
         """See `hold_start_up_lock`: for a start-up step that must run once among replicas."""

@@ -361,3 +361,31 @@ metric_samples = Table(
 """What the sampler took of each pod (domain/metrics.py `Sample`): full resolution for a day,
 then 5-minute averages (`rolled_up`, `weight` samples each) for 30 days. No foreign key: the
 samples of a workload outlive neither its record nor their retention."""
+
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("id", String(36), nullable=False, unique=True),
+    Column("timestamp", UtcDateTime, nullable=False),
+    Column("tenant_id", String(36), nullable=False),
+    Column("subject", String(255), nullable=False),
+    Column("subject_type", String(16), nullable=False),
+    Column("source_ip", String(64), nullable=False),
+    Column("action", String(32), nullable=False),
+    Column("http_method", String(16), nullable=False),
+    Column("url", String(2048), nullable=False),
+    Column("entity_type", String(64), nullable=True),
+    Column("entity_name", String(255), nullable=True),
+    Column("entity_id", String(255), nullable=True),
+    Column("result", String(16), nullable=False),
+    Column("http_status_code", Integer, nullable=False),
+    Column("cluster_name", String(255), nullable=True),
+    Column("cluster_id", String(36), nullable=True),
+    Column("request_id", String(36), nullable=False),
+    Column("metadata", Text, nullable=False, server_default="{}"),
+    Index("ix_audit_log_timestamp", "timestamp", "seq"),
+)
+"""Every call that changed something, and every sign-in (domain/audit.py): written in batches
+by the audit writer (services/audit.py), read by time range, deleted past the retention.
+`seq` orders records written in the same instant; `metadata` is a JSON object of strings."""
