@@ -243,6 +243,10 @@ class OidcProvider:
                 code_challenge_methods_supported=["S256"],
             )
 
+        @app.get("/favicon.ico")
+        def favicon() -> Any:
+            return "", 204
+
         @app.get("/jwks")
         def jwks() -> Any:
             return jsonify(keys=[provider._key.as_dict(private=False)])

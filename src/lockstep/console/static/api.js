@@ -40,6 +40,41 @@ export const signIn = (clientId, clientSecret) =>
 export const signInUser = (username, password) =>
   grant({ grantType: "password", username, password });
 
+const SSO_STATE = "lockstep.sso.state";
+
+/** The identity providers one may sign in with: [{alias}]. */
+export async function providers() {
+  const response = await fetch("/sso", { credentials: "omit" });
+  return response.ok ? response.json() : [];
+}
+
+/** A person signs in through an identity provider: the browser goes to it, and comes back
+ * to the console with a one-time code (see `finishSignIn`). */
+export function signInWith(alias) {
+  const state = crypto.randomUUID();
+  sessionStorage.setItem(SSO_STATE, state);
+  const query = new URLSearchParams({ redirect_uri: "/console/", state });
+  window.location.assign(`/sso/${encodeURIComponent(alias)}/sign-in?${query}`);
+}
+
+/** Back from an identity provider: trade the one-time code for tokens. Resolves to null when
+ * the page was not opened by a sign-in, else to an error message or "" on success. */
+export async function finishSignIn() {
+  const query = new URLSearchParams(window.location.search);
+  if (!query.has("code") && !query.has("error")) return null;
+  const expected = sessionStorage.getItem(SSO_STATE);
+  sessionStorage.removeItem(SSO_STATE);
+  window.history.replaceState(null, "", "/console/#/workloads");
+  if (!expected || query.get("state") !== expected) return "the sign-in was not begun here";
+  if (query.has("error")) return query.get("error_description") || query.get("error");
+  try {
+    await grant({ grantType: "exchange_token", code: query.get("code"), redirectUri: "/console/" });
+    return "";
+  } catch (failure) {
+    return failure.message;
+  }
+}
+
 /** The signed-in user's id and email, read from their token; null for an application. */
 export function me() {
   const claims = JSON.parse(atob(token().split(".")[1]));

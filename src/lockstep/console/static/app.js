@@ -36,10 +36,15 @@ const SIGN_IN_AS = {
   },
 };
 
-function signInPage(as = "user") {
+function signInPage(as = "user", problem = "") {
   const kind = SIGN_IN_AS[as];
   const inputs = kind.fields.map(([, attributes]) => h("input", { ...attributes, required: true }));
   const error = h("p", { class: "error", id: "sign-in-error", role: "alert" });
+  if (problem) error.textContent = `Sign-in failed: ${problem}`;
+  const providers = h("p", { class: "choices", id: "providers" });
+  api.providers().then((found) => providers.replaceChildren(...found.map(({ alias }) =>
+    h("button", { type: "button", id: `sso-${alias}`, onclick: () => api.signInWith(alias) },
+      `Sign in with ${alias}`))));
   const choices = Object.entries(SIGN_IN_AS).map(([name, other]) =>
     h("button", { type: "button", id: `as-${name}`, "aria-pressed": String(name === as),
       onclick: () => signInPage(name) }, other.label));
@@ -55,7 +60,7 @@ function signInPage(as = "user") {
   h("h1", { text: "Sign in" }),
   h("p", { class: "choices", role: "group", "aria-label": "Sign in as" }, choices),
   kind.fields.map(([label], index) => field(label, inputs[index])),
-  h("button", { type: "submit" }, "Sign in"), error);
+  h("button", { type: "submit" }, "Sign in"), providers, error);
   view.replaceChildren(form);
   inputs[0].focus();
 }
@@ -100,4 +105,8 @@ document.getElementById("sign-out").addEventListener("click", () => {
   route();
 });
 window.addEventListener("hashchange", route);
-route();
+api.finishSignIn().then((problem) => {
+  if (!problem) return route();
+  document.getElementById("nav").hidden = true;
+  return signInPage("user", problem);
+});
