@@ -40,6 +40,13 @@ def login(
         str | None,
         typer.Option("--password", help="The user's password (asked for when not given)."),
     ] = None,
+    sso: Annotated[
+        str | None,
+        typer.Option(
+            "--sso",
+            help="Sign in through this identity provider (its alias) in your browser instead.",
+        ),
+    ] = None,
     token: Annotated[str | None, typer.Option("--token", help="A token instead.")] = None,
     context: Annotated[
         str | None, typer.Option("--context", help="Name of the context (default: the host).")
@@ -47,7 +54,8 @@ def login(
 ) -> None:
     """Check the credentials against the server and make it the current context. A user's
     password is not kept: the refresh token it is exchanged for is (until the user signs out
-    or it expires, LOCKSTEP_REFRESH_TOKEN_TTL_SECONDS on the server)."""
+    or it expires, LOCKSTEP_REFRESH_TOKEN_TTL_SECONDS on the server). With --sso the user
+    signs in through an identity provider in their browser, and the same is kept."""
     from lockstep.cli import contexts
     from lockstep.sdk import ApiError, ClientError
 
@@ -55,8 +63,8 @@ def login(
     if given is None or (server is not None and url is not None and server != url):
         raise fail("name the server once: `lockstep login HOST:PORT` or --url URL", USAGE)
     url = contexts.server_url(given)
-    if [token, client_id, user].count(None) != 2:
-        raise fail("give one of --client-id (and its secret), --user or --token", USAGE)
+    if [token, client_id, user, sso].count(None) != 3:
+        raise fail("give one of --client-id (and its secret), --user, --sso or --token", USAGE)
     if password is not None and user is None:
         raise fail("--password goes with --user", USAGE)
     if client_id is not None and client_secret is None:
@@ -65,6 +73,11 @@ def login(
     if user is not None:
         given = password if password is not None else typer.prompt("password", hide_input=True)
         refresh_token = _signed_in(url, user, given)
+    if sso is not None:
+        from lockstep.cli.browser_sign_in import browser_sign_in
+
+        signed_in = browser_sign_in(url, sso)
+        user, refresh_token = signed_in.email, signed_in.refresh_token
     checked = contexts.Context(
         url=url,
         token=token,
