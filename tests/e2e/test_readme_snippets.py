@@ -36,6 +36,9 @@ RUN_BY = {
     "SDK": "tests/e2e/test_readme_snippets.py::test_the_sdk_example_runs_as_written",
     "SDK_KINDS": "tests/e2e/test_readme_snippets.py::test_the_sdk_kinds_example_runs_as_written",
     "USERS": "tests/e2e/test_readme_snippets.py::test_the_users_example_runs_as_written",
+    "IDENTITY_PROVIDER": (
+        "tests/e2e/test_readme_snippets.py::test_the_identity_provider_example_runs_as_written"
+    ),
 }
 """Each block that a test runs (its name in tests.support.readme) and the test."""
 SKIPPED = {
@@ -183,6 +186,27 @@ def test_the_users_example_runs_as_written(server: LiveServer, checkout: Path) -
         me = Api(client, access).get("/api/v1/users")
     assert me.status_code == 403  # a user, signed in, who may not list users
     assert me.json()["message"] == "you may not read users in this tenant"
+
+
+def test_the_identity_provider_example_runs_as_written(server: LiveServer, checkout: Path) -> None:
+    """docs/users.md's single sign-on example: an administrator configures a provider, whose
+    settings then read back with the secret masked and the address to register at it."""
+    with httpx.Client(base_url=server.url, timeout=30.0) as client:
+        api = admin(server, checkout, client)
+        finished = readme.shell(
+            readme.IDENTITY_PROVIDER,
+            cwd=checkout,
+            url=server.url,
+            timeout=60,
+            env={"URL": server.url, "TOKEN": str(api.token)},
+        )
+        assert finished.returncode == 0, f"{finished.stdout}\n{finished.stderr}"
+        assert json.loads(finished.stdout) == {"alias": "oidc"}
+        provider = api.get("/api/v1/idps/oidc").json()
+    assert provider["redirectUri"] == f"{server.url}/sso/oidc/callback"
+    assert provider["oidcData"]["clientSecret"] == "*******"
+    assert provider["oidcData"]["scopes"] == ["openid", "email", "groups"]
+    assert provider["mappers"]["groups"] == "groups"
 
 
 def test_the_nodes_example_is_a_setting_lockstep_accepts() -> None:

@@ -147,7 +147,7 @@ def test_login_takes_one_kind_of_credentials(live_server: LiveServer, tmp_path: 
     token = ("--token", "t")
     for given in ((*user, *application), (*user, *token), (*application, *token)):
         refused = cli(*url, *given, status=2).stderr
-        assert "give one of --client-id (and its secret), --user or --token" in refused
+        assert "give one of --client-id (and its secret), --user, --sso or --token" in refused
     assert not cli.config.exists()
 
 

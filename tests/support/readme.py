@@ -61,6 +61,7 @@ BLOCKS = {
     "SECRETS": ("docs/security.md", "An operator manages them directly in the store:", "sh"),
     "PART_OF_THE_SUITE": ("docs/CONTRIBUTING.md", "keeps to SQLite", "sh"),
     "USERS": ("docs/users.md", "signs in with the one-time password and renews", "sh"),
+    "IDENTITY_PROVIDER": ("docs/users.md", "A dotted name reaches into a claim", "sh"),
 }
 """The blocks the tests name: each the first of its language on its page after its words. Read
 when first asked for (`readme.CLI`), so that a block the pages lack fails only the tests that
